@@ -1,0 +1,21 @@
+/* One error style for all of distenv: a function that fails fills a
+ * struct de_err with one sentence naming the input and what was expected,
+ * and returns -1. Callers add their own prefix ("distenv: ...") when they
+ * print it. */
+#ifndef DISTENV_ERR_H
+#define DISTENV_ERR_H
+
+#include <stddef.h>
+
+#define DE_ERR_MAX 512
+
+struct de_err {
+	char msg[DE_ERR_MAX];
+};
+
+/* Formats into e (if non-NULL) and returns -1 so callers can
+ * `return de_errf(err, ...)`. */
+int de_errf(struct de_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif
