@@ -1,0 +1,111 @@
+/* distenv SPANK plugin: options, plugstack arguments, and dispatch to the
+ * file for the place we run in (srun.c: srun; stepd.c: slurmstepd). */
+#include "config.h"
+
+#include <string.h>
+
+#include "plugin.h"
+
+SPANK_PLUGIN(distenv, 1);
+
+struct de_plugin de_plugin;
+
+/* Option callbacks may run twice in slurmstepd: each only assigns. */
+static int opt_env(int val, const char *optarg, int remote)
+{
+	struct de_err e;
+
+	(void)val;
+	(void)remote;
+	if (optarg != NULL && strcmp(optarg, "verbose") == 0) {
+		de_plugin.cfg.enabled = 1;
+		de_plugin.verbose = 1;
+		return 0;
+	}
+	if (de_config_parse_dist_env(&de_plugin.cfg, optarg, &e) == 0)
+		return 0;
+	slurm_error(DE_LOG_PREFIX "%s", e.msg);
+	if (remote) {
+		/* Never fail slurmstepd itself: fail the tasks with the reason. */
+		de_plugin.bad = 1;
+		de_plugin.err = e;
+		return 0;
+	}
+	return -1;
+}
+
+static int opt_port(int val, const char *optarg, int remote)
+{
+	struct de_err e;
+
+	(void)val;
+	if (de_config_parse_dist_port(&de_plugin.cfg, optarg, &e) == 0)
+		return 0;
+	slurm_error(DE_LOG_PREFIX "%s", e.msg);
+	if (remote) {
+		de_plugin.bad = 1;
+		de_plugin.err = e;
+		return 0;
+	}
+	return -1;
+}
+
+/* Registered from slurm_spank_init: sbatch/salloc ignore a static table. */
+static struct spank_option options[] = {
+	{ "dist-env", "auto|off|verbose",
+	  "distenv: set RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT... "
+	  "in every task (auto, the default), not at all (off), or report what "
+	  "was set on stderr (verbose)", 2, 0, opt_env },
+	{ "dist-port", "N",
+	  "distenv: MASTER_PORT for this job's steps (default: derived from job "
+	  "and step id)", 1, 0, opt_port },
+};
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+	size_t i;
+	int rc;
+
+	memset(&de_plugin, 0, sizeof(de_plugin));
+	de_config_init(&de_plugin.cfg);
+	if (de_config_parse_args(&de_plugin.cfg, ac, av, &de_plugin.err)) {
+		slurm_error(DE_LOG_PREFIX "%s", de_plugin.err.msg);
+		/* srun/sbatch/salloc refuse to run: the user sees why at once.
+		 * slurmstepd must not fail (it could drain the node): the tasks
+		 * fail in task_init instead, with this message. */
+		if (ctx != S_CTX_REMOTE)
+			return -1;
+		de_plugin.bad = 1;
+	}
+	if (ctx == S_CTX_SLURMD || ctx == S_CTX_JOB_SCRIPT)
+		return 0;
+	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		rc = spank_option_register(sp, &options[i]);
+		if (rc != ESPANK_SUCCESS) {
+			slurm_error(DE_LOG_PREFIX "registering --%s: %s",
+				    options[i].name, spank_strerror(rc));
+			if (ctx != S_CTX_REMOTE)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_LOCAL)
+		return 0;
+	return de_srun_local_user_init(sp);
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return de_stepd_task_init(sp);
+}

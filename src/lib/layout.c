@@ -1,0 +1,348 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "layout.h"
+#include "parse.h"
+#include "port.h"
+
+#define U32MAX 0xFFFFFFFFul
+
+static int add(struct de_torch_env *env, const char *name, int soft,
+	       const char *fmt_value)
+{
+	struct de_env_var *v = &env->var[env->n++];
+
+	v->name = name;
+	v->soft = soft;
+	snprintf(v->value, sizeof(v->value), "%s", fmt_value);
+	return 0;
+}
+
+static void add_ul(struct de_torch_env *env, const char *name,
+		   unsigned long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lu", val);
+	add(env, name, 0, buf);
+}
+
+const char *de_torch_env_get(const struct de_torch_env *env, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < env->n; i++)
+		if (strcmp(env->var[i].name, name) == 0)
+			return env->var[i].value;
+	return NULL;
+}
+
+int de_tasks_per_node_at(const char *what, const char *spec, size_t idx,
+			 unsigned long *out, struct de_err *err)
+{
+	const char *p = spec;
+	size_t node = 0;
+
+	if (spec == NULL || *spec == '\0')
+		return de_errf(err, "%s is not set (expected e.g. \"2(x3),1\")", what);
+	while (*p) {
+		unsigned long count = 0, rep = 1;
+		int digits = 0;
+
+		while (*p >= '0' && *p <= '9' && digits < 10) {
+			count = count * 10 + (unsigned long)(*p++ - '0');
+			digits++;
+		}
+		if (digits == 0 || (*p >= '0' && *p <= '9'))
+			goto bad;
+		if (p[0] == '(' && p[1] == 'x') {
+			p += 2;
+			rep = 0;
+			digits = 0;
+			while (*p >= '0' && *p <= '9' && digits < 10) {
+				rep = rep * 10 + (unsigned long)(*p++ - '0');
+				digits++;
+			}
+			if (digits == 0 || rep == 0 || *p++ != ')')
+				goto bad;
+		}
+		if (*p != '\0' && *p++ != ',')
+			goto bad;
+		if (*p == '\0' && p[-1] == ',')
+			goto bad;
+		if (idx - node < rep) {
+			/* Syntax of the rest still matters: keep scanning. */
+			*out = count;
+			while (*p) {
+				if (!((*p >= '0' && *p <= '9') || *p == '(' ||
+				      *p == 'x' || *p == ')' || *p == ','))
+					goto bad;
+				p++;
+			}
+			return 0;
+		}
+		node += rep;
+	}
+	return de_errf(err, "%s=\"%s\": has %zu nodes, no entry for node %zu",
+		       what, spec, node, idx);
+bad:
+	return de_errf(err, "%s=\"%s\": malformed at position %zu (expected N or N(xM), comma-separated)",
+		       what, spec, (size_t)(p - spec));
+}
+
+static const char *need(const struct de_layout_in *in, const char *name,
+			struct de_err *err)
+{
+	const char *v = in->get(in->ctx, name);
+
+	if (v == NULL || *v == '\0') {
+		de_errf(err, "%s is not set in the task's environment", name);
+		return NULL;
+	}
+	return v;
+}
+
+static int get_ul(const struct de_layout_in *in, const char *name,
+		  unsigned long min, unsigned long *out, struct de_err *err)
+{
+	const char *v = need(in, name, err);
+
+	if (v == NULL)
+		return -1;
+	return de_parse_ulong(name, v, min, U32MAX, out, err);
+}
+
+/* First of several names that is set. */
+static const char *first_set(const struct de_layout_in *in, const char *a,
+			     const char *b)
+{
+	const char *v = in->get(in->ctx, a);
+
+	return (v != NULL && *v != '\0') ? a : b;
+}
+
+/* The host of task 0 from srun's hint, if the hint is for this step. */
+static const char *hint_host(const struct de_layout_in *in,
+			     unsigned long job, unsigned long step)
+{
+	const char *h = in->get(in->ctx, DE_MASTER_HINT_VAR);
+	char prefix[48];
+	size_t n;
+
+	if (h == NULL)
+		return NULL;
+	n = (size_t)snprintf(prefix, sizeof(prefix), "%lu.%lu:", job, step);
+	if (strncmp(h, prefix, n) != 0 || h[n] == '\0')
+		return NULL;
+	return h + n;
+}
+
+static uint16_t port_for(const struct de_layout_in *in, unsigned long job,
+			 unsigned long step)
+{
+	if (in->cfg->port)
+		return in->cfg->port;
+	return de_port_for((uint32_t)job, (uint32_t)step, in->cfg->port_min,
+			   in->cfg->port_max);
+}
+
+static int batch_env(const struct de_layout_in *in, unsigned long job,
+		     unsigned long step, struct de_torch_env *out,
+		     struct de_err *err)
+{
+	const char *host = in->get(in->ctx, "SLURMD_NODENAME");
+	char first[DE_VALUE_MAX];
+
+	if (host == NULL || *host == '\0') {
+		const char *nl = need(in, "SLURM_JOB_NODELIST", err);
+		struct de_err e2;
+
+		if (nl == NULL)
+			return de_errf(err, "neither SLURMD_NODENAME nor SLURM_JOB_NODELIST is set in the batch step");
+		if (de_hostlist_nth(nl, DE_HL_SUFFIX, 0, first, sizeof(first),
+				    &e2))
+			return de_errf(err, "SLURM_JOB_NODELIST: %s", e2.msg);
+		host = first;
+	}
+	out->batch = 1;
+	add(out, "MASTER_ADDR", 0, host);
+	add_ul(out, "MASTER_PORT", port_for(in, job, step));
+	return 0;
+}
+
+int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
+		      struct de_err *err)
+{
+	unsigned long job, step, rank, local, world, nnodes, node, nlocal;
+	const char *nodelist, *master, *dist;
+	char first[DE_VALUE_MAX];
+	int het = in->get(in->ctx, "SLURM_HET_SIZE") != NULL;
+	const char *wname, *nname;
+	struct de_err e2;
+	size_t count;
+	long idx;
+
+	memset(out, 0, sizeof(*out));
+	if (get_ul(in, "SLURM_JOB_ID", 1, &job, err))
+		return -1;
+	if (in->step_id >= 0) {
+		step = (unsigned long)in->step_id;
+	} else if (in->get(in->ctx, "SLURM_STEP_ID") != NULL) {
+		if (get_ul(in, "SLURM_STEP_ID", 0, &step, err))
+			return -1;
+	} else {
+		step = DE_STEP_BATCH;
+	}
+	if (step == DE_STEP_BATCH || step == DE_STEP_INTERACTIVE)
+		return batch_env(in, job, step, out, err);
+
+	/* Het steps: only the plain SLURM_NTASKS/SLURM_NNODES span all
+	 * components (the STEP_ ones and the spank items are per component). */
+	wname = het ? "SLURM_NTASKS" : first_set(in, "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
+	nname = het ? "SLURM_NNODES" : first_set(in, "SLURM_STEP_NUM_NODES", "SLURM_NNODES");
+	if (get_ul(in, "SLURM_PROCID", 0, &rank, err) ||
+	    get_ul(in, "SLURM_LOCALID", 0, &local, err) ||
+	    get_ul(in, "SLURM_NODEID", 0, &node, err) ||
+	    get_ul(in, wname, 1, &world, err) ||
+	    get_ul(in, nname, 1, &nnodes, err))
+		return -1;
+	nodelist = need(in, "SLURM_STEP_NODELIST", err);
+	if (nodelist == NULL)
+		return -1;
+	if (de_hostlist_count(nodelist, DE_HL_SUFFIX, &count, &e2))
+		return de_errf(err, "SLURM_STEP_NODELIST: %s", e2.msg);
+
+	if (rank >= world)
+		return de_errf(err, "SLURM_PROCID=%lu is not below %s=%lu", rank, wname, world);
+	if (node >= nnodes)
+		return de_errf(err, "SLURM_NODEID=%lu is not below %s=%lu", node, nname, nnodes);
+	if (count != nnodes)
+		return de_errf(err, "SLURM_STEP_NODELIST=\"%s\" has %zu hosts but %s=%lu",
+			       nodelist, count, nname, nnodes);
+
+	if (in->local_tasks >= 0) {
+		nlocal = (unsigned long)in->local_tasks;
+	} else if (het) {
+		return de_errf(err, "heterogeneous step: the local task count must come from slurmstepd (SLURM_STEP_TASKS_PER_NODE is per component)");
+	} else if (de_tasks_per_node_at("SLURM_STEP_TASKS_PER_NODE",
+					in->get(in->ctx, "SLURM_STEP_TASKS_PER_NODE"),
+					node, &nlocal, err)) {
+		return -1;
+	}
+	if (nlocal == 0 || nlocal > world)
+		return de_errf(err, "%lu tasks on this node is impossible for %s=%lu",
+			       nlocal, wname, world);
+	if (local >= nlocal)
+		return de_errf(err, "SLURM_LOCALID=%lu is not below the %lu tasks on this node",
+			       local, nlocal);
+
+	master = hint_host(in, job, step);
+	dist = in->get(in->ctx, "SLURM_DISTRIBUTION");
+	if (master != NULL) {
+		idx = de_hostlist_find(nodelist, DE_HL_SUFFIX, master, &e2);
+		if (idx < 0)
+			return de_errf(err, "%s=\"%s\": host %s is not in SLURM_STEP_NODELIST=\"%s\"",
+				       DE_MASTER_HINT_VAR,
+				       in->get(in->ctx, DE_MASTER_HINT_VAR),
+				       master, nodelist);
+	} else if (het) {
+		return de_errf(err, "heterogeneous step without %s: cannot tell which host runs rank 0 (is distenv loaded by srun too?)",
+			       DE_MASTER_HINT_VAR);
+	} else if (dist != NULL && strncmp(dist, "arbitrary", 9) == 0) {
+		return de_errf(err, "SLURM_DISTRIBUTION=%s without %s: task 0 need not run on the first node (is distenv loaded by srun too?)",
+			       dist, DE_MASTER_HINT_VAR);
+	} else {
+		/* block, cyclic, plane: task 0 is on the step's first node. */
+		if (de_hostlist_nth(nodelist, DE_HL_SUFFIX, 0, first,
+				    sizeof(first), &e2))
+			return de_errf(err, "SLURM_STEP_NODELIST: %s", e2.msg);
+		master = first;
+	}
+
+	add_ul(out, "RANK", rank);
+	add_ul(out, "LOCAL_RANK", local);
+	add_ul(out, "WORLD_SIZE", world);
+	add_ul(out, "LOCAL_WORLD_SIZE", nlocal);
+	add_ul(out, "NODE_RANK", node);
+	add_ul(out, "GROUP_RANK", node);
+	add_ul(out, "GROUP_WORLD_SIZE", nnodes);
+	add(out, "MASTER_ADDR", 0, master);
+	add_ul(out, "MASTER_PORT", port_for(in, job, step));
+	/* As torchrun does: N busy-spinning OpenMP pools on one node starve
+	 * each other. */
+	if (nlocal > 1)
+		add(out, "OMP_NUM_THREADS", 1, "1");
+	return 0;
+}
+
+/* Does the managed list "A=x;B=y" contain exactly name=value? */
+static int managed_has(const char *managed, const char *name,
+		       const char *value)
+{
+	size_t nl = strlen(name), vl = strlen(value);
+	const char *p = managed;
+
+	while (p != NULL && *p) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == nl + 1 + vl && strncmp(p, name, nl) == 0 &&
+		    p[nl] == '=' && strncmp(p + nl + 1, value, vl) == 0)
+			return 1;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+void de_plan_make(const struct de_torch_env *want, de_getenv_fn get, void *ctx,
+		  int force, struct de_plan *plan)
+{
+	const char *managed = get(ctx, DE_MANAGED_VAR);
+	size_t i, off = 0;
+
+	memset(plan, 0, sizeof(*plan));
+	for (i = 0; i < want->n; i++) {
+		const struct de_env_var *v = &want->var[i];
+		const char *cur = get(ctx, v->name);
+		enum de_action a;
+
+		if (cur == NULL)
+			a = DE_SET;
+		else if (managed != NULL && managed_has(managed, v->name, cur))
+			a = DE_REPLACE;
+		else if (force && !v->soft)
+			a = DE_OVERRIDE;
+		else
+			a = DE_KEEP;
+		plan->item[i].name = v->name;
+		plan->item[i].value = v->value;
+		plan->item[i].action = a;
+		plan->item[i].had = cur != NULL;
+		if (cur != NULL)
+			snprintf(plan->item[i].current,
+				 sizeof(plan->item[i].current), "%s", cur);
+		if (a != DE_KEEP)
+			off += (size_t)snprintf(plan->managed + off,
+						sizeof(plan->managed) - off,
+						"%s%s=%s", off ? ";" : "",
+						v->name, v->value);
+	}
+	plan->n = want->n;
+}
+
+const char *de_action_name(enum de_action a)
+{
+	switch (a) {
+	case DE_SET:
+		return "set";
+	case DE_REPLACE:
+		return "replaced inherited";
+	case DE_OVERRIDE:
+		return "overrode user's (force=1)";
+	case DE_KEEP:
+		return "kept user's";
+	}
+	return "?";
+}

@@ -1,0 +1,90 @@
+/* The SLURM_* view of a step -> the torchrun environment. Pure: the
+ * environment is read through a callback so the plugin (spank_getenv),
+ * the CLIs (getenv) and the unit tests (arrays) share this code. */
+#ifndef DISTENV_LAYOUT_H
+#define DISTENV_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "hostlist.h"
+#include "settings.h"
+
+typedef const char *(*de_getenv_fn)(void *ctx, const char *name);
+
+/* srun passes the host of task 0 to the tasks in this variable as
+ * "JOBID.STEPID:HOST": only srun knows the real layout (arbitrary
+ * distribution, het steps), and the tasks need it without an RPC. */
+#define DE_MASTER_HINT_VAR "DISTENV_MASTER_HOST"
+/* Names and values the plugin set, "NAME=VALUE;...": an inner step can
+ * tell values inherited from an outer step (replace them) from values the
+ * user set (keep them). */
+#define DE_MANAGED_VAR "DISTENV_MANAGED"
+
+#define DE_ENV_MAX 12
+#define DE_VALUE_MAX (DE_HOSTLIST_MAX_NAME + 1)
+
+struct de_env_var {
+	const char *name;
+	char value[DE_VALUE_MAX];
+	int soft; /* only a default: never overwrites a user value, even with force */
+};
+
+struct de_torch_env {
+	int batch; /* batch/interactive step: MASTER_* only, no ranks */
+	size_t n;
+	struct de_env_var var[DE_ENV_MAX];
+};
+
+struct de_layout_in {
+	de_getenv_fn get;
+	void *ctx;
+	const struct de_config *cfg;
+	/* Step id from S_JOB_STEPID, or -1 to read SLURM_STEP_ID (absent
+	 * there means the batch step). */
+	int64_t step_id;
+	/* Tasks of this step on this node (S_JOB_LOCAL_TASK_COUNT), or -1 to
+	 * derive it from SLURM_STEP_TASKS_PER_NODE. */
+	long local_tasks;
+};
+
+/* Computes the environment every torchrun worker would get. Errors name
+ * the SLURM_* variable and its value. */
+int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
+		      struct de_err *err);
+
+/* Value for name in env, or NULL. */
+const char *de_torch_env_get(const struct de_torch_env *env, const char *name);
+
+/* SLURM_STEP_TASKS_PER_NODE-style "2(x3),1": the count for node idx. */
+int de_tasks_per_node_at(const char *what, const char *spec, size_t idx,
+			 unsigned long *out, struct de_err *err);
+
+/* What to do with each variable given what is already in the environment. */
+enum de_action {
+	DE_SET,       /* absent: set it */
+	DE_REPLACE,   /* inherited from an outer step's distenv: replace */
+	DE_OVERRIDE,  /* user set it, force=1: overwrite */
+	DE_KEEP,      /* user set it: keep the user's value */
+};
+
+struct de_plan {
+	size_t n;
+	struct {
+		const char *name;
+		const char *value;   /* the value distenv computed */
+		int had;             /* the environment had a value */
+		char current[DE_VALUE_MAX]; /* that value (truncated), for logs */
+		enum de_action action;
+	} item[DE_ENV_MAX];
+	/* New DE_MANAGED_VAR value: what we set. */
+	char managed[DE_ENV_MAX * (DE_VALUE_MAX + 24)];
+};
+
+void de_plan_make(const struct de_torch_env *want, de_getenv_fn get, void *ctx,
+		  int force, struct de_plan *plan);
+
+const char *de_action_name(enum de_action a);
+
+#endif

@@ -1,0 +1,263 @@
+#include "config.h"
+
+#include <string.h>
+
+#include "layout.h"
+#include "port.h"
+#include "tap.h"
+
+static const char *arr_get(void *ctx, const char *name)
+{
+	const char **env = ctx;
+	size_t n = strlen(name);
+
+	for (; *env != NULL; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+static struct de_config cfg;
+static struct de_torch_env out;
+static struct de_err err;
+
+static int run(const char **env, int64_t step, long local)
+{
+	struct de_layout_in in = { arr_get, env, &cfg, step, local };
+
+	memset(&err, 0, sizeof(err));
+	return de_layout_compute(&in, &out, &err);
+}
+
+#define V(name) de_torch_env_get(&out, name)
+
+int main(void)
+{
+	struct de_plan plan;
+	unsigned long n;
+	char port[16];
+
+	de_config_init(&cfg);
+
+	/* 2 nodes x 2 tasks, rank 3 on node2. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=3",
+				      "SLURM_LOCALID=1", "SLURM_NODEID=1",
+				      "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NUM_NODES=2",
+				      "SLURM_STEP_NODELIST=node[1-2]",
+				      "SLURM_STEP_TASKS_PER_NODE=2(x2)", NULL };
+
+		ok(run(env, -1, -1) == 0, "2x2 step computes: %s", err.msg);
+		is_str(V("RANK"), "3", "RANK = SLURM_PROCID");
+		is_str(V("LOCAL_RANK"), "1", "LOCAL_RANK = SLURM_LOCALID");
+		is_str(V("WORLD_SIZE"), "4", "WORLD_SIZE = step tasks");
+		is_str(V("LOCAL_WORLD_SIZE"), "2", "LOCAL_WORLD_SIZE from tasks per node");
+		is_str(V("NODE_RANK"), "1", "NODE_RANK = SLURM_NODEID");
+		is_str(V("GROUP_RANK"), "1", "GROUP_RANK = NODE_RANK");
+		is_str(V("GROUP_WORLD_SIZE"), "2", "GROUP_WORLD_SIZE = nodes");
+		is_str(V("MASTER_ADDR"), "node1", "MASTER_ADDR = first node for block distribution");
+		snprintf(port, sizeof(port), "%u", de_port_for(42, 0, 20000, 29999));
+		is_str(V("MASTER_PORT"), port, "MASTER_PORT from job 42 step 0");
+		is_str(V("OMP_NUM_THREADS"), "1", "OMP_NUM_THREADS=1 with 2 tasks per node");
+		ok(!out.batch, "not a batch environment");
+	}
+	/* A step on a subset of the job: the step's nodelist counts. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=3", "SLURM_PROCID=0",
+				      "SLURM_LOCALID=0", "SLURM_NODEID=0",
+				      "SLURM_STEP_NUM_TASKS=1", "SLURM_STEP_NUM_NODES=1",
+				      "SLURM_JOB_NODELIST=node[1-2]",
+				      "SLURM_STEP_NODELIST=node2",
+				      "SLURM_STEP_TASKS_PER_NODE=1", NULL };
+
+		ok(run(env, -1, -1) == 0, "subset step computes");
+		is_str(V("MASTER_ADDR"), "node2", "MASTER_ADDR from the step's nodelist, not the job's");
+		ok(V("OMP_NUM_THREADS") == NULL, "no OMP_NUM_THREADS with one task per node");
+		snprintf(port, sizeof(port), "%u", de_port_for(42, 3, 20000, 29999));
+		is_str(V("MASTER_PORT"), port, "step 3 gets its own port");
+	}
+	/* Uneven tasks per node, and the local count from slurmstepd. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=7", "SLURM_STEP_ID=1", "SLURM_PROCID=4",
+				      "SLURM_LOCALID=0", "SLURM_NODEID=2",
+				      "SLURM_STEP_NUM_TASKS=5", "SLURM_STEP_NUM_NODES=3",
+				      "SLURM_STEP_NODELIST=a[01-03]",
+				      "SLURM_STEP_TASKS_PER_NODE=2(x2),1", NULL };
+
+		ok(run(env, -1, -1) == 0 && strcmp(V("LOCAL_WORLD_SIZE"), "1") == 0,
+		   "2(x2),1: third node has 1 task");
+		is_str(V("MASTER_ADDR"), "a01", "zero-padded first host");
+		ok(run(env, -1, 3) == 0 && strcmp(V("LOCAL_WORLD_SIZE"), "3") == 0,
+		   "slurmstepd's local count wins over the env");
+		ok(run(env, -1, 6) == -1, "local count above the world size refused");
+	}
+	/* Arbitrary distribution: srun's hint wins; without it, an error. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "SLURM_PROCID=1",
+				      "SLURM_LOCALID=0", "SLURM_NODEID=0",
+				      "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=2",
+				      "SLURM_STEP_NODELIST=node[1-2]",
+				      "SLURM_STEP_TASKS_PER_NODE=1(x2)",
+				      "SLURM_DISTRIBUTION=arbitrary",
+				      "DISTENV_MASTER_HOST=9.0:node2", NULL };
+		const char *nohint[] = { "SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "SLURM_PROCID=1",
+					 "SLURM_LOCALID=0", "SLURM_NODEID=0",
+					 "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=2",
+					 "SLURM_STEP_NODELIST=node[1-2]",
+					 "SLURM_STEP_TASKS_PER_NODE=1(x2)",
+					 "SLURM_DISTRIBUTION=arbitrary",
+					 "DISTENV_MASTER_HOST=9.1:node2", NULL };
+		const char *badhint[] = { "SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "SLURM_PROCID=1",
+					  "SLURM_LOCALID=0", "SLURM_NODEID=0",
+					  "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=2",
+					  "SLURM_STEP_NODELIST=node[1-2]",
+					  "SLURM_STEP_TASKS_PER_NODE=1(x2)",
+					  "DISTENV_MASTER_HOST=9.0:node7", NULL };
+
+		ok(run(env, -1, -1) == 0, "arbitrary with hint computes");
+		is_str(V("MASTER_ADDR"), "node2", "MASTER_ADDR from srun's layout hint");
+		ok(run(nohint, -1, -1) == -1, "arbitrary, hint for another step: refused");
+		ok(strstr(err.msg, "SLURM_DISTRIBUTION=arbitrary") != NULL, "error names the distribution: %s", err.msg);
+		ok(run(badhint, -1, -1) == -1, "hint naming a host outside the step refused");
+		ok(strstr(err.msg, "node7") != NULL, "error names the host: %s", err.msg);
+	}
+	/* Heterogeneous step: totals from SLURM_NTASKS/NNODES, local from stepd. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=2",
+				      "SLURM_LOCALID=1", "SLURM_NODEID=1", "SLURM_HET_SIZE=2",
+				      "SLURM_NTASKS=3", "SLURM_NNODES=2",
+				      "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=1",
+				      "SLURM_STEP_NODELIST=node[1-2]",
+				      "SLURM_STEP_TASKS_PER_NODE=2,1",
+				      "DISTENV_MASTER_HOST=20.0:node2", NULL };
+		const char *nohint[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=2",
+					 "SLURM_LOCALID=1", "SLURM_NODEID=1", "SLURM_HET_SIZE=2",
+					 "SLURM_NTASKS=3", "SLURM_NNODES=2",
+					 "SLURM_STEP_NODELIST=node[1-2]", NULL };
+
+		ok(run(env, -1, 2) == 0, "het step computes: %s", err.msg);
+		is_str(V("WORLD_SIZE"), "3", "het WORLD_SIZE spans components");
+		is_str(V("RANK"), "2", "het RANK carries the component offset");
+		is_str(V("LOCAL_WORLD_SIZE"), "2", "het local count from slurmstepd");
+		is_str(V("MASTER_ADDR"), "node2", "het MASTER_ADDR is component 0's first task");
+		ok(run(nohint, -1, 2) == -1, "het without hint refused rather than guessed");
+		ok(run(env, -1, -1) == -1, "het without slurmstepd's local count refused");
+	}
+	/* Batch step: MASTER_* only. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=42", "SLURMD_NODENAME=node1",
+				      "SLURM_JOB_NODELIST=node[1-2]", NULL };
+		const char *nonode[] = { "SLURM_JOB_ID=42", "SLURM_JOB_NODELIST=x[3-4]", NULL };
+
+		ok(run(env, DE_STEP_BATCH, 1) == 0, "batch step computes");
+		ok(out.batch && out.n == 2, "batch: two variables");
+		is_str(V("MASTER_ADDR"), "node1", "batch MASTER_ADDR = this (first) node");
+		ok(V("RANK") == NULL, "batch: no RANK");
+		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, 20000, 29999));
+		is_str(V("MASTER_PORT"), port, "batch port");
+		ok(run(nonode, -1, -1) == 0 && strcmp(V("MASTER_ADDR"), "x3") == 0,
+		   "no SLURM_STEP_ID = batch; falls back to first job node");
+	}
+	/* --dist-port fixes the port. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=42", "SLURMD_NODENAME=node1", NULL };
+
+		cfg.port = 23456;
+		ok(run(env, DE_STEP_BATCH, 1) == 0 && strcmp(V("MASTER_PORT"), "23456") == 0,
+		   "--dist-port value used");
+		cfg.port = 0;
+	}
+	/* Impossible values: clear errors naming the variable. */
+	{
+		const char *rank_big[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_PROCID=4",
+					   "SLURM_LOCALID=0", "SLURM_NODEID=0",
+					   "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NUM_NODES=1",
+					   "SLURM_STEP_NODELIST=n1", "SLURM_STEP_TASKS_PER_NODE=4", NULL };
+		const char *bad_nl[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+					 "SLURM_LOCALID=0", "SLURM_NODEID=0",
+					 "SLURM_STEP_NUM_TASKS=1", "SLURM_STEP_NUM_NODES=1",
+					 "SLURM_STEP_NODELIST=n[1-", "SLURM_STEP_TASKS_PER_NODE=1", NULL };
+		const char *count_mismatch[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+						 "SLURM_LOCALID=0", "SLURM_NODEID=0",
+						 "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=3",
+						 "SLURM_STEP_NODELIST=n[1-2]",
+						 "SLURM_STEP_TASKS_PER_NODE=1(x2)", NULL };
+		const char *garbage[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_PROCID=x",
+					  NULL };
+		const char *nojob[] = { "SLURM_STEP_ID=0", NULL };
+		const char *local_big[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+					    "SLURM_LOCALID=2", "SLURM_NODEID=0",
+					    "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NUM_NODES=2",
+					    "SLURM_STEP_NODELIST=n[1-2]",
+					    "SLURM_STEP_TASKS_PER_NODE=2(x2)", NULL };
+
+		ok(run(rank_big, -1, -1) == -1, "PROCID >= NTASKS refused");
+		is_str(err.msg, "SLURM_PROCID=4 is not below SLURM_STEP_NUM_TASKS=4", "names both variables");
+		ok(run(bad_nl, -1, -1) == -1 && strstr(err.msg, "SLURM_STEP_NODELIST") != NULL,
+		   "malformed nodelist refused, named: %s", err.msg);
+		ok(run(count_mismatch, -1, -1) == -1, "nodelist count vs STEP_NUM_NODES mismatch refused");
+		ok(run(garbage, -1, -1) == -1, "garbage PROCID refused");
+		is_str(err.msg, "SLURM_PROCID=\"x\": expected an integer in 0..4294967295", "garbage named");
+		ok(run(nojob, -1, -1) == -1, "missing SLURM_JOB_ID refused");
+		is_str(err.msg, "SLURM_JOB_ID is not set in the task's environment", "missing job id named");
+		ok(run(local_big, -1, -1) == -1, "LOCALID >= local tasks refused");
+	}
+
+	/* tasks-per-node parser */
+	ok(de_tasks_per_node_at("T", "4", 0, &n, &err) == 0 && n == 4, "tpn: single");
+	ok(de_tasks_per_node_at("T", "2(x3),1", 2, &n, &err) == 0 && n == 2, "tpn: inside repeat");
+	ok(de_tasks_per_node_at("T", "2(x3),1", 3, &n, &err) == 0 && n == 1, "tpn: after repeat");
+	ok(de_tasks_per_node_at("T", "2(x3),1", 4, &n, &err) == -1, "tpn: past the end");
+	is_str(err.msg, "T=\"2(x3),1\": has 4 nodes, no entry for node 4", "tpn: past end message");
+	ok(de_tasks_per_node_at("T", "2(x0)", 0, &n, &err) == -1, "tpn: x0 rejected");
+	ok(de_tasks_per_node_at("T", "2(3)", 0, &n, &err) == -1, "tpn: missing x rejected");
+	ok(de_tasks_per_node_at("T", "2,", 0, &n, &err) == -1, "tpn: trailing comma rejected");
+	ok(de_tasks_per_node_at("T", "a", 0, &n, &err) == -1, "tpn: letters rejected");
+	ok(de_tasks_per_node_at("T", "", 0, &n, &err) == -1, "tpn: empty rejected");
+	ok(de_tasks_per_node_at("T", "1,2(x2", 0, &n, &err) == -1, "tpn: unclosed paren rejected even after match");
+
+	/* The plan: set / keep / replace inherited / force. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+				      "SLURM_LOCALID=0", "SLURM_NODEID=0",
+				      "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=1",
+				      "SLURM_STEP_NODELIST=node1",
+				      "SLURM_STEP_TASKS_PER_NODE=2", NULL };
+		const char *user[] = { "MASTER_PORT=1234", "OMP_NUM_THREADS=8",
+				       "MASTER_ADDR=node9",
+				       "DISTENV_MANAGED=MASTER_ADDR=node9;MASTER_PORT=4321", NULL };
+		size_t i;
+		int port_kept = 0, addr_replaced = 0, rank_set = 0, omp_kept = 0;
+
+		ok(run(env, -1, -1) == 0, "plan input computes");
+		de_plan_make(&out, arr_get, user, 0, &plan);
+		for (i = 0; i < plan.n; i++) {
+			if (!strcmp(plan.item[i].name, "MASTER_PORT"))
+				port_kept = plan.item[i].action == DE_KEEP &&
+					    !strcmp(plan.item[i].current, "1234");
+			if (!strcmp(plan.item[i].name, "MASTER_ADDR"))
+				addr_replaced = plan.item[i].action == DE_REPLACE;
+			if (!strcmp(plan.item[i].name, "RANK"))
+				rank_set = plan.item[i].action == DE_SET;
+			if (!strcmp(plan.item[i].name, "OMP_NUM_THREADS"))
+				omp_kept = plan.item[i].action == DE_KEEP;
+		}
+		ok(port_kept, "user's MASTER_PORT kept (differs from what an outer step set)");
+		ok(addr_replaced, "MASTER_ADDR inherited from an outer step replaced");
+		ok(rank_set, "absent RANK set");
+		ok(omp_kept, "user's OMP_NUM_THREADS kept");
+		ok(strstr(plan.managed, "RANK=0") && strstr(plan.managed, "MASTER_ADDR=node1") &&
+		   !strstr(plan.managed, "MASTER_PORT"), "managed list records what was set: %s",
+		   plan.managed);
+		de_plan_make(&out, arr_get, user, 1, &plan);
+		for (i = 0; i < plan.n; i++) {
+			if (!strcmp(plan.item[i].name, "MASTER_PORT"))
+				port_kept = plan.item[i].action == DE_OVERRIDE;
+			if (!strcmp(plan.item[i].name, "OMP_NUM_THREADS"))
+				omp_kept = plan.item[i].action == DE_KEEP;
+		}
+		ok(port_kept, "force=1 overrides the user's MASTER_PORT");
+		ok(omp_kept, "force=1 still keeps the user's OMP_NUM_THREADS");
+	}
+	return tap_done();
+}

@@ -1,0 +1,98 @@
+#include "config.h"
+
+#include "settings.h"
+#include "tap.h"
+
+static int parse(struct de_config *c, int argc, char *const *argv,
+		 struct de_err *e)
+{
+	de_config_init(c);
+	return de_config_parse_args(c, argc, argv, e);
+}
+
+int main(void)
+{
+	struct de_config c;
+	struct de_err e;
+
+	de_config_init(&c);
+	ok(c.enabled == 1 && c.force == 0 && c.port == 0, "defaults: on, no force, no fixed port");
+	is_int(c.port_min, 20000, "default port_min");
+	is_int(c.port_max, 29999, "default port_max");
+
+	{
+		char *const a[] = { "default=off", "port_min=30000", "port_max=30099", "force=1" };
+
+		ok(parse(&c, 4, a, &e) == 0, "all four arguments accepted");
+		ok(c.enabled == 0 && c.force == 1 && c.port_min == 30000 && c.port_max == 30099,
+		   "values applied");
+	}
+	{
+		char *const a[] = { "default=on" };
+
+		ok(parse(&c, 1, a, &e) == 0 && c.enabled == 1, "default=on");
+	}
+	{
+		char *const a[] = { "port_min=abc" };
+
+		ok(parse(&c, 1, a, &e) == -1, "malformed port_min rejected");
+		is_str(e.msg, "plugstack.conf argument port_min=\"abc\": expected an integer in 1024..65535",
+		       "error names the argument and the value");
+	}
+	{
+		char *const a[] = { "bogus=1" };
+
+		ok(parse(&c, 1, a, &e) == -1, "unknown key rejected");
+		is_str(e.msg, "plugstack.conf argument \"bogus=1\": unknown key (expected default=on|off, port_min=N, port_max=N, force=0|1)",
+		       "unknown key error lists the valid keys");
+	}
+	{
+		char *const a[] = { "force" };
+
+		ok(parse(&c, 1, a, &e) == -1, "bare word rejected");
+	}
+	{
+		char *const a[] = { "default=maybe" };
+
+		ok(parse(&c, 1, a, &e) == -1, "default=maybe rejected");
+	}
+	{
+		char *const a[] = { "force=2" };
+
+		ok(parse(&c, 1, a, &e) == -1, "force=2 rejected");
+	}
+	{
+		char *const a[] = { "port_min=29000", "port_max=28000" };
+
+		ok(parse(&c, 2, a, &e) == -1, "inverted range rejected");
+		is_str(e.msg, "plugstack.conf arguments: port range 29000-28000: expected 1024 <= port_min <= port_max <= 65535",
+		       "range error");
+	}
+	{
+		char *const a[] = { "port_max=10000" };
+
+		ok(parse(&c, 1, a, &e) == -1, "port_max below default port_min rejected");
+	}
+	{
+		char *const a[] = { "force=1", "force=0" };
+
+		ok(parse(&c, 2, a, &e) == -1, "repeated key rejected");
+	}
+	{
+		char *const a[] = { "=1" };
+
+		ok(parse(&c, 1, a, &e) == -1, "empty key rejected");
+	}
+
+	de_config_init(&c);
+	ok(de_config_parse_dist_env(&c, "off", &e) == 0 && c.enabled == 0, "--dist-env=off");
+	ok(de_config_parse_dist_env(&c, "auto", &e) == 0 && c.enabled == 1, "--dist-env=auto");
+	ok(de_config_parse_dist_env(&c, NULL, &e) == 0 && c.enabled == 1, "--dist-env alone = auto");
+	ok(de_config_parse_dist_env(&c, "sometimes", &e) == -1, "--dist-env=sometimes rejected");
+	is_str(e.msg, "--dist-env=sometimes: expected auto or off", "--dist-env error");
+	ok(de_config_parse_dist_port(&c, "23456", &e) == 0 && c.port == 23456, "--dist-port=23456");
+	ok(de_config_parse_dist_port(&c, "80", &e) == -1, "--dist-port=80 rejected");
+	is_str(e.msg, "--dist-port=80: out of range (expected 1024..65535)", "--dist-port error");
+	ok(de_config_parse_dist_port(&c, "x", &e) == -1, "--dist-port=x rejected");
+	return tap_done();
+}
