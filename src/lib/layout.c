@@ -44,9 +44,12 @@ int de_tasks_per_node_at(const char *what, const char *spec, size_t idx,
 {
 	const char *p = spec;
 	size_t node = 0;
+	int found = 0;
 
 	if (spec == NULL || *spec == '\0')
 		return de_errf(err, "%s is not set (expected e.g. \"2(x3),1\")", what);
+	/* Parse the whole string even after idx is found: a malformed value
+	 * must not pass because our entry came early. */
 	while (*p) {
 		unsigned long count = 0, rep = 1;
 		int digits = 0;
@@ -65,26 +68,22 @@ int de_tasks_per_node_at(const char *what, const char *spec, size_t idx,
 				rep = rep * 10 + (unsigned long)(*p++ - '0');
 				digits++;
 			}
-			if (digits == 0 || rep == 0 || *p++ != ')')
+			if (digits == 0 || rep == 0 || *p != ')')
 				goto bad;
+			p++;
 		}
-		if (*p != '\0' && *p++ != ',')
+		if (*p == ',' && p[1] != '\0')
+			p++;
+		else if (*p != '\0')
 			goto bad;
-		if (*p == '\0' && p[-1] == ',')
-			goto bad;
-		if (idx - node < rep) {
-			/* Syntax of the rest still matters: keep scanning. */
+		if (!found && idx >= node && idx - node < rep) {
 			*out = count;
-			while (*p) {
-				if (!((*p >= '0' && *p <= '9') || *p == '(' ||
-				      *p == 'x' || *p == ')' || *p == ','))
-					goto bad;
-				p++;
-			}
-			return 0;
+			found = 1;
 		}
 		node += rep;
 	}
+	if (found)
+		return 0;
 	return de_errf(err, "%s=\"%s\": has %zu nodes, no entry for node %zu",
 		       what, spec, node, idx);
 bad:

@@ -9,7 +9,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${DISTENV_BUILD_DIR:-$root}
 
 if command -v shellcheck >/dev/null; then
-	mapfile -t scripts < <(cd "$root" && { ls scripts/*; ls tests/run; find tests -name '*.sh'; } | sort -u)
+	# Every shell script: by shebang, whatever its name.
+	mapfile -t scripts < <(cd "$root" && for f in scripts/* tests/run .ci/run $(find tests -name '*.sh'); do
+		head -1 "$f" | grep -qE '^#!.*(bash|/sh)' && echo "$f"; done | sort -u)
 	for s in "${scripts[@]}"; do
 		if out=$(cd "$root" && shellcheck -x "$s" 2>&1); then
 			tap_ok "shellcheck $s"
