@@ -1,0 +1,122 @@
+# shellcheck shell=bash
+# cluster.sh: helpers for tests that run real srun/sbatch on the local
+# multi-node cluster (scripts/distenv-cluster). Source after tap.sh:
+#
+#   . "$here/../lib/tap.sh"
+#   . "$here/../lib/cluster.sh"
+#   cluster_require            # skip all unless root; fail if it can't come up
+#   tap_is "$(cx srun -N2 -n2 --ntasks-per-node=1 hostname | sort | tr '\n' ' ')" \
+#          "node1 node2 " "one task per node"
+#   tap_done
+#
+# Environment:
+#   DISTENV_BUILD_DIR  build tree holding spank/.libs/distenv.so (default:
+#                      the source tree)
+#   DISTENV_CLUSTER    the cluster tool (default: scripts/distenv-cluster)
+#   CLUSTER_TIMEOUT    seconds any cx/nx command may run (default 120; 0 =
+#                      no limit), so that a hang fails a test, not the suite
+#
+# Test scripts should use `set -uo pipefail` but not `set -e`: a failed
+# check returns non-zero.
+
+CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+DISTENV_SRCDIR=${DISTENV_SRCDIR:-$(cd "$CLUSTER_LIB_DIR/../.." && pwd)}
+DISTENV_BUILD_DIR=${DISTENV_BUILD_DIR:-$DISTENV_SRCDIR}
+DISTENV_CLUSTER=${DISTENV_CLUSTER:-$DISTENV_SRCDIR/scripts/distenv-cluster}
+DISTENV_PLUGIN_SO=${DISTENV_PLUGIN_SO:-$DISTENV_BUILD_DIR/spank/.libs/distenv.so}
+CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-120}
+
+if ! declare -F tap_ok >/dev/null; then
+	# shellcheck source=tests/lib/tap.sh
+	. "$CLUSTER_LIB_DIR/tap.sh"
+fi
+
+# Forget any Slurm job context inherited from the caller (the suite may run
+# inside a job on a real cluster): srun would try to join that job here.
+cluster_forget_job_env() {
+	local v
+	for v in $(compgen -e); do
+		[[ $v == SLURM_* && $v != SLURM_CONF ]] && unset "$v"
+	done
+	unset SLURM_CONF
+	return 0
+}
+
+# cluster_up [ARGS...]: bring the cluster up (idempotent) with the build
+# tree's plugin unless ARGS name --plugin or --no-plugin. Its output goes out
+# as TAP diagnostics.
+cluster_up() {
+	local out rc=0
+	out=$(cluster_up_raw "$@" 2>&1) || rc=$?
+	tap_diag "$out"
+	return "$rc"
+}
+
+cluster_up_raw() {
+	local a pl=1
+	for a in "$@"; do
+		[[ $a == --plugin || $a == --plugin=* || $a == --no-plugin ]] && pl=0
+	done
+	if ((pl)); then
+		set -- --plugin "$DISTENV_PLUGIN_SO" "$@"
+	fi
+	"$DISTENV_CLUSTER" up "$@"
+}
+
+# cluster_require [UP ARGS...]: not root -> skip the whole file; root but the
+# cluster cannot come up -> one failed test with the reason, and exit.
+cluster_require() {
+	local out rc=0
+	cluster_forget_job_env
+	if [[ $(id -u) -ne 0 ]]; then
+		tap_skip_all "needs root (network namespaces, Slurm daemons)"
+	fi
+	out=$(cluster_up_raw "$@" 2>&1) || rc=$?
+	if ((rc)); then
+		tap_fail "local cluster comes up ($DISTENV_CLUSTER up $*)" \
+			"exit status $rc" "$out"
+		tap_done
+		exit 1
+	fi
+	tap_diag "$out"
+}
+
+cluster_down() {
+	"$DISTENV_CLUSTER" down
+}
+
+# cx CMD...: run CMD on the login host against the cluster.
+cx() {
+	timeout -k 5 "$CLUSTER_TIMEOUT" "$DISTENV_CLUSTER" exec -- "$@"
+}
+
+# nx NODE CMD...: run CMD inside NODE's namespaces (net, UTS, mount).
+nx() {
+	local node=$1
+	shift
+	timeout -k 5 "$CLUSTER_TIMEOUT" "$DISTENV_CLUSTER" node-exec "$node" -- "$@"
+}
+
+# cluster_healthy: every node idle, none drained or down. Waits up to 10 s
+# for nodes still completing a job; otherwise prints sinfo as diagnostics.
+cluster_healthy() {
+	local out deadline=$((SECONDS + 10))
+	while :; do
+		out=$(cx sinfo -h -N -o '%N %t' 2>&1) || out="sinfo failed: $out"
+		if [[ -n $out ]] && ! grep -qv ' idle$' <<<"$out"; then
+			return 0
+		fi
+		((SECONDS < deadline)) || break
+		sleep 0.1
+	done
+	tap_diag "nodes not all idle:" "$(cx sinfo -N -l 2>&1)"
+	return 1
+}
+
+# cluster_plugstack ARGS...: new plugin arguments for the next steps.
+cluster_plugstack() {
+	local out rc=0
+	out=$("$DISTENV_CLUSTER" plugstack "$@" 2>&1) || rc=$?
+	tap_diag "$out"
+	return "$rc"
+}
