@@ -239,16 +239,29 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 
 	master = hint_host(in, job, step);
 	dist = in->get(in->ctx, "SLURM_DISTRIBUTION");
-	if (master != NULL) {
-		idx = de_hostlist_find(nodelist, DE_HL_SUFFIX, master, &e2);
-		if (idx < 0)
-			return de_errf(err, "%s=\"%s\": host %s is not in SLURM_STEP_NODELIST=\"%s\"",
-				       DE_MASTER_HINT_VAR,
-				       in->get(in->ctx, DE_MASTER_HINT_VAR),
-				       master, nodelist);
-	} else if (het) {
-		return de_errf(err, "heterogeneous step without %s: cannot tell which host runs rank 0 (is distenv loaded by srun too?)",
-			       DE_MASTER_HINT_VAR);
+	if (het) {
+		/* srun runs local_user_init once, for component 0, and the
+		 * other components' environments were copied before it: only
+		 * component 0 sees the hint. Every component can read where
+		 * component 0 starts, so all use that; component 0 checks it
+		 * against the real layout so the ranks never disagree. */
+		const char *g0name = first_set(in, "SLURM_JOB_NODELIST_HET_GROUP_0",
+					       "SLURM_JOB_NODELIST_PACK_GROUP_0");
+		const char *g0 = in->get(in->ctx, g0name);
+
+		if (g0 == NULL || *g0 == '\0')
+			return de_errf(err, "heterogeneous step: SLURM_JOB_NODELIST_HET_GROUP_0 is not set: cannot tell which host runs rank 0");
+		if (de_hostlist_nth(g0, DE_HL_SUFFIX, 0, first, sizeof(first), &e2))
+			return de_errf(err, "%s: %s", g0name, e2.msg);
+		if (master != NULL && strcmp(master, first) != 0)
+			return de_errf(err, "heterogeneous step: rank 0 runs on %s, not on the first node of component 0 (%s=%s), which is all the other components can see: start component 0's step on its first node, or set MASTER_ADDR=%s yourself",
+				       master, g0name, g0, master);
+		master = first;
+	}
+	if (het) {
+		/* master chosen above */
+	} else if (master != NULL) {
+		/* validated below */
 	} else if (dist != NULL && strncmp(dist, "arbitrary", 9) == 0) {
 		return de_errf(err, "SLURM_DISTRIBUTION=%s without %s: task 0 need not run on the first node (is distenv loaded by srun too?)",
 			       dist, DE_MASTER_HINT_VAR);
@@ -259,6 +272,13 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 			return de_errf(err, "SLURM_STEP_NODELIST: %s", e2.msg);
 		master = first;
 	}
+
+	idx = de_hostlist_find(nodelist, DE_HL_SUFFIX, master, &e2);
+	if (idx < 0)
+		return de_errf(err, "task 0's host %s (from %s) is not in SLURM_STEP_NODELIST=\"%s\"",
+			       master, het ? "component 0's nodes" :
+			       in->get(in->ctx, DE_MASTER_HINT_VAR) ? DE_MASTER_HINT_VAR :
+			       "the step's first node", nodelist);
 
 	add_ul(out, "RANK", rank);
 	add_ul(out, "LOCAL_RANK", local);

@@ -120,3 +120,21 @@ cluster_plugstack() {
 	tap_diag "$out"
 	return "$rc"
 }
+
+# cluster_wait_job JOBID [SECONDS]: wait until the job has left the queue;
+# 0 if it completed with exit code 0 (from scontrol's record), else 1.
+cluster_wait_job() {
+	local id=$1 limit=${2:-60} deadline state
+	deadline=$((SECONDS + limit))
+	while [[ -n $(cx squeue -h -j "$id" -o %i 2>/dev/null) ]]; do
+		if ((SECONDS >= deadline)); then
+			tap_diag "job $id still queued/running after ${limit}s" "$(cx squeue 2>&1)"
+			return 1
+		fi
+		sleep 0.1
+	done
+	state=$(cx scontrol -o show job "$id" 2>/dev/null | grep -oE '(JobState|ExitCode)=[^ ]*' | tr '\n' ' ' || true)
+	[[ $state == "JobState=COMPLETED ExitCode=0:0 " ]] && return 0
+	tap_diag "job $id: ${state:-no record}"
+	return 1
+}

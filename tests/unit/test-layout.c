@@ -129,18 +129,34 @@ int main(void)
 				      "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=1",
 				      "SLURM_STEP_NODELIST=node[1-2]",
 				      "SLURM_STEP_TASKS_PER_NODE=2,1",
+				      "SLURM_JOB_NODELIST_HET_GROUP_0=node2",
 				      "DISTENV_MASTER_HOST=20.0:node2", NULL };
 		const char *nohint[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=2",
 					 "SLURM_LOCALID=1", "SLURM_NODEID=1", "SLURM_HET_SIZE=2",
 					 "SLURM_NTASKS=3", "SLURM_NNODES=2",
+					 "SLURM_JOB_NODELIST_PACK_GROUP_0=node2",
 					 "SLURM_STEP_NODELIST=node[1-2]", NULL };
+		const char *nogroup[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=2",
+					  "SLURM_LOCALID=1", "SLURM_NODEID=1", "SLURM_HET_SIZE=2",
+					  "SLURM_NTASKS=3", "SLURM_NNODES=2",
+					  "SLURM_STEP_NODELIST=node[1-2]", NULL };
+		const char *disagree[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+					   "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_HET_SIZE=2",
+					   "SLURM_NTASKS=3", "SLURM_NNODES=3",
+					   "SLURM_JOB_NODELIST_HET_GROUP_0=node[2-3]",
+					   "DISTENV_MASTER_HOST=20.0:node3",
+					   "SLURM_STEP_NODELIST=node[1-3]", NULL };
 
 		ok(run(env, -1, 2) == 0, "het step computes: %s", err.msg);
 		is_str(V("WORLD_SIZE"), "3", "het WORLD_SIZE spans components");
 		is_str(V("RANK"), "2", "het RANK carries the component offset");
 		is_str(V("LOCAL_WORLD_SIZE"), "2", "het local count from slurmstepd");
 		is_str(V("MASTER_ADDR"), "node2", "het MASTER_ADDR is component 0's first task");
-		ok(run(nohint, -1, 2) == -1, "het without hint refused rather than guessed");
+		ok(run(nohint, -1, 2) == 0 && strcmp(V("MASTER_ADDR"), "node2") == 0,
+		   "het component without hint: component 0's first node (22.05 PACK_GROUP name)");
+		ok(run(nogroup, -1, 2) == -1, "het without component 0's nodelist refused rather than guessed");
+		ok(run(disagree, -1, 1) == -1 && strstr(err.msg, "rank 0 runs on node3") != NULL,
+		   "het: srun's layout disagreeing with component 0's first node refused: %s", err.msg);
 		ok(run(env, -1, -1) == -1, "het without slurmstepd's local count refused");
 	}
 	/* Batch step: MASTER_* only. */
