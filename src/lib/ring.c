@@ -1,0 +1,301 @@
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "ring.h"
+
+/* Inputs repeat every DE_PERIOD elements: element i uses i%13 + 1. */
+#define DE_PERIOD 13
+
+static const char *const dtype_names[DE_DTYPE_COUNT] = {
+	[DE_F32] = "float32",
+	[DE_F64] = "float64",
+	[DE_I32] = "int32",
+	[DE_I64] = "int64",
+};
+
+/* Largest integer each dtype holds exactly (and every integer below it). */
+static const uint64_t dtype_exact_max[DE_DTYPE_COUNT] = {
+	[DE_F32] = UINT64_C(1) << 24,
+	[DE_F64] = UINT64_C(1) << 53,
+	[DE_I32] = INT32_MAX,
+	[DE_I64] = INT64_MAX,
+};
+
+static int dtype_valid(enum de_dtype t)
+{
+	return (unsigned)t < DE_DTYPE_COUNT;
+}
+
+size_t de_dtype_size(enum de_dtype t)
+{
+	switch (t) {
+	case DE_F32: return sizeof(float);
+	case DE_F64: return sizeof(double);
+	case DE_I32: return sizeof(int32_t);
+	case DE_I64: return sizeof(int64_t);
+	}
+	return 0;
+}
+
+const char *de_dtype_name(enum de_dtype t)
+{
+	return dtype_valid(t) ? dtype_names[t] : "invalid";
+}
+
+int de_dtype_parse(const char *s, enum de_dtype *t, struct de_err *err)
+{
+	unsigned i;
+
+	for (i = 0; s != NULL && i < DE_DTYPE_COUNT; i++) {
+		if (strcmp(s, dtype_names[i]) == 0) {
+			*t = (enum de_dtype)i;
+			return 0;
+		}
+	}
+	return de_errf(err, "dtype \"%s\": expected one of float32, float64, int32, int64",
+		       s != NULL ? s : "(null)");
+}
+
+/* w*(w+1)/2 fits in 64 bits for every 32-bit w: (2^32-1)*2^32 < 2^64. */
+static uint64_t triangle(uint32_t w)
+{
+	uint64_t a = w, b = (uint64_t)w + 1;
+
+	return (a % 2 == 0 ? a / 2 * b : b / 2 * a);
+}
+
+static int world_fits(enum de_dtype t, uint32_t w)
+{
+	return triangle(w) <= dtype_exact_max[t] / DE_PERIOD;
+}
+
+uint32_t de_dtype_world_max(enum de_dtype t)
+{
+	uint32_t lo = 0, hi = UINT32_MAX;
+
+	if (!dtype_valid(t))
+		return 0;
+	/* Largest w that fits: world_fits is monotone, so bisect. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2 + 1;
+
+		if (world_fits(t, mid))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+int de_dtype_world_ok(enum de_dtype t, uint32_t world, struct de_err *err)
+{
+	uint32_t max = de_dtype_world_max(t);
+
+	if (!dtype_valid(t))
+		return de_errf(err, "dtype %d: expected one of float32, float64, int32, int64",
+			       (int)t);
+	if (world == 0)
+		return de_errf(err, "world size 0: expected at least 1 rank");
+	if (world > max)
+		return de_errf(err, "world size %u with %s: the check's largest sum 13*w*(w+1)/2 must be at most %llu to be exact; expected at most %u ranks (or a wider dtype)",
+			       world, dtype_names[t],
+			       (unsigned long long)dtype_exact_max[t], max);
+	return 0;
+}
+
+void de_ring_segment(size_t count, uint32_t n, uint32_t s, struct de_seg *out)
+{
+	size_t base, rem;
+
+	if (n == 0 || s >= n) {
+		out->off = count;
+		out->len = 0;
+		return;
+	}
+	base = count / n;
+	rem = count % n;
+	out->len = base + (s < rem);
+	out->off = (size_t)s * base + (s < rem ? s : rem);
+}
+
+/* (r + fwd - back) mod n without wrapping 32 bits (n may be near 2^32). */
+static uint32_t ring_index(uint32_t r, uint32_t n, uint64_t fwd, uint64_t back)
+{
+	if (n == 0)
+		return 0;
+	return (uint32_t)(((uint64_t)r % n + fwd % n + n - back % n) % n);
+}
+
+uint32_t de_ring_rs_send(uint32_t r, uint32_t n, uint32_t step)
+{
+	return ring_index(r, n, 0, step);
+}
+
+uint32_t de_ring_rs_recv(uint32_t r, uint32_t n, uint32_t step)
+{
+	return ring_index(r, n, 0, (uint64_t)step + 1);
+}
+
+uint32_t de_ring_ag_send(uint32_t r, uint32_t n, uint32_t step)
+{
+	return ring_index(r, n, 1, step);
+}
+
+uint32_t de_ring_ag_recv(uint32_t r, uint32_t n, uint32_t step)
+{
+	return ring_index(r, n, 0, step);
+}
+
+uint32_t de_ring_owned(uint32_t r, uint32_t n)
+{
+	return ring_index(r, n, 1, 0);
+}
+
+/* GCC's -O2 ("very cheap") vectorizer gives up on a plain loop of unknown
+ * length for 8-byte types (it costs a scalar epilogue in); an inner loop
+ * of a fixed SUM_BLOCK elements has none, so every dtype vectorizes. 16 is
+ * a whole number of vectors for every dtype up to 64-byte vectors. The
+ * short tail stays scalar. */
+#define SUM_BLOCK 16
+
+#define DEFINE_SUM(name, T, ADD)                                          \
+	static void name(T *restrict d, const T *restrict s, size_t n)  \
+	{                                                               \
+		size_t i = 0, j;                                        \
+									\
+		for (; n - i >= SUM_BLOCK; i += SUM_BLOCK)              \
+			for (j = 0; j < SUM_BLOCK; j++)                 \
+				d[i + j] = ADD(d[i + j], s[i + j]);     \
+		for (; i < n; i++)                                      \
+			d[i] = ADD(d[i], s[i]);                         \
+	}
+
+#define ADD_FLOAT(a, b) ((a) + (b))
+/* Through the unsigned type: wraps instead of undefined overflow. */
+#define ADD_U32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))
+#define ADD_U64(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+
+DEFINE_SUM(sum_f32, float, ADD_FLOAT)
+DEFINE_SUM(sum_f64, double, ADD_FLOAT)
+DEFINE_SUM(sum_i32, int32_t, ADD_U32)
+DEFINE_SUM(sum_i64, int64_t, ADD_U64)
+
+void de_reduce_sum(enum de_dtype t, void *restrict dst,
+		   const void *restrict src, size_t count)
+{
+	switch (t) {
+	case DE_F32: sum_f32(dst, src, count); break;
+	case DE_F64: sum_f64(dst, src, count); break;
+	case DE_I32: sum_i32(dst, src, count); break;
+	case DE_I64: sum_i64(dst, src, count); break;
+	}
+}
+
+#define DEFINE_FILL(name, T)                                              \
+	static void name(T *b, size_t n, uint64_t scale)                \
+	{                                                               \
+		size_t i;                                               \
+		unsigned k = 0;                                         \
+									\
+		for (i = 0; i < n; i++) {                               \
+			b[i] = (T)(scale * (k + 1));                    \
+			if (++k == DE_PERIOD)                           \
+				k = 0;                                  \
+		}                                                       \
+	}
+
+DEFINE_FILL(fill_f32, float)
+DEFINE_FILL(fill_f64, double)
+DEFINE_FILL(fill_i32, int32_t)
+DEFINE_FILL(fill_i64, int64_t)
+
+void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank)
+{
+	uint64_t scale = (uint64_t)rank + 1;
+
+	switch (t) {
+	case DE_F32: fill_f32(buf, count, scale); break;
+	case DE_F64: fill_f64(buf, count, scale); break;
+	case DE_I32: fill_i32(buf, count, scale); break;
+	case DE_I64: fill_i64(buf, count, scale); break;
+	}
+}
+
+double de_expected(size_t i, uint32_t world)
+{
+	return (double)(i % DE_PERIOD + 1) * (double)triangle(world);
+}
+
+/* Whether dtype t holds the integer v exactly. A float does when v
+ * converts back to itself (the < 2^64 test keeps that conversion
+ * defined). */
+static int holds_exactly(enum de_dtype t, uint64_t v)
+{
+	float f = (float)v;
+	double d = (double)v;
+
+	switch (t) {
+	case DE_F32: return f < 0x1p64f && (uint64_t)f == v;
+	case DE_F64: return d < 0x1p64 && (uint64_t)d == v;
+	case DE_I32: return v <= INT32_MAX;
+	case DE_I64: return v <= INT64_MAX;
+	}
+	return 0;
+}
+
+/* The exact sum for each of the 13 input values, in T where T holds it;
+ * elements then compare with == (no tolerance: the sums are integers). */
+#define DEFINE_VERIFY(name, T, DTYPE)                                     \
+	static size_t name(const T *b, size_t n, uint32_t world)        \
+	{                                                               \
+		T want[DE_PERIOD];                                      \
+		int exact[DE_PERIOD];                                   \
+		uint64_t tri = triangle(world);                         \
+		size_t i, wrong = 0;                                    \
+		unsigned k;                                             \
+									\
+		for (k = 0; k < DE_PERIOD; k++) {                       \
+			uint64_t v = tri * (k + 1);                     \
+									\
+			exact[k] = tri <= UINT64_MAX / (k + 1) &&       \
+				   holds_exactly(DTYPE, v);             \
+			want[k] = exact[k] ? (T)v : 0;                  \
+		}                                                       \
+		for (i = 0, k = 0; i < n; i++) {                        \
+			if (!exact[k] || b[i] != want[k])               \
+				wrong++;                                \
+			if (++k == DE_PERIOD)                           \
+				k = 0;                                  \
+		}                                                       \
+		return wrong;                                           \
+	}
+
+DEFINE_VERIFY(verify_f32, float, DE_F32)
+DEFINE_VERIFY(verify_f64, double, DE_F64)
+DEFINE_VERIFY(verify_i32, int32_t, DE_I32)
+DEFINE_VERIFY(verify_i64, int64_t, DE_I64)
+
+size_t de_verify_sum(enum de_dtype t, const void *buf, size_t count,
+		     uint32_t world)
+{
+	switch (t) {
+	case DE_F32: return verify_f32(buf, count, world);
+	case DE_F64: return verify_f64(buf, count, world);
+	case DE_I32: return verify_i32(buf, count, world);
+	case DE_I64: return verify_i64(buf, count, world);
+	}
+	return count;
+}
+
+double de_value_at(enum de_dtype t, const void *buf, size_t i)
+{
+	switch (t) {
+	case DE_F32: return ((const float *)buf)[i];
+	case DE_F64: return ((const double *)buf)[i];
+	case DE_I32: return (double)((const int32_t *)buf)[i];
+	case DE_I64: return (double)((const int64_t *)buf)[i];
+	}
+	return 0.0;
+}

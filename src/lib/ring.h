@@ -1,0 +1,96 @@
+/* Ring allreduce (sum) over n ranks, as pure arithmetic: which segment each
+ * rank sends and receives at each step, the per-dtype reduction kernel, and
+ * the check's deterministic inputs and their exact expected sums. The TCP
+ * transport moves the bytes; nothing here touches a socket.
+ *
+ * The schedule, for rank r of n, neighbours right = (r+1)%n and
+ * left = (r-1+n)%n, with steps 0..n-2 in each phase:
+ *
+ *   reduce-scatter  send segment (r - step) mod n to right;
+ *                   receive segment (r - step - 1) mod n from left and add
+ *                   it into the local copy.
+ *                   Afterwards rank r holds the full sum of segment
+ *                   (r+1)%n (de_ring_owned).
+ *   allgather       send segment (r + 1 - step) mod n to right;
+ *                   receive segment (r - step) mod n from left and
+ *                   overwrite the local copy.
+ *
+ * At every step what left sends is what r receives (same segment index),
+ * so both ends agree on the length without sending it. n == 1 has no
+ * steps. Each rank sends and receives 2*(n-1) segments, about
+ * 2*(n-1)/n of the buffer. */
+#ifndef DISTENV_RING_H
+#define DISTENV_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum de_dtype { DE_F32, DE_F64, DE_I32, DE_I64 };
+
+#define DE_DTYPE_COUNT 4  /* the enum's values are 0..DE_DTYPE_COUNT-1 */
+
+/* Bytes per element; 0 for a value outside the enum. */
+size_t de_dtype_size(enum de_dtype t);
+
+/* "float32", "float64", "int32", "int64"; "invalid" outside the enum. */
+const char *de_dtype_name(enum de_dtype t);
+
+/* Exactly one of the four names above (no aliases such as "float"), so a
+ * typo cannot silently pick a different width. */
+int de_dtype_parse(const char *s, enum de_dtype *t, struct de_err *err);
+
+/* The check's largest element after a sum over w ranks is
+ * 13*w*(w+1)/2; it must be exact in the dtype:
+ *   float32  <= 2^24       -> w <= 1606
+ *   int32    <= 2^31-1     -> w <= 18175
+ *   float64  <= 2^53       -> w <= 37225299
+ *   int64    <= 2^63-1     -> w <= 1191209600
+ * de_dtype_world_max returns that largest w (0 outside the enum);
+ * de_dtype_world_ok fails for w == 0 or w above it, naming the limit. */
+uint32_t de_dtype_world_max(enum de_dtype t);
+int de_dtype_world_ok(enum de_dtype t, uint32_t world, struct de_err *err);
+
+struct de_seg {
+	size_t off, len;  /* in elements */
+};
+
+/* Segment s of n over count elements: lengths differ by at most 1, the
+ * first (count % n) get one more; count may be 0 or < n (empty segments).
+ * n == 0 or s >= n gives the empty segment {count, 0}. */
+void de_ring_segment(size_t count, uint32_t n, uint32_t s, struct de_seg *out);
+
+/* Segment indices for rank r of n at step 0..n-2 (see the top comment).
+ * All are in [0, n) for any r < n and step; n == 0 returns 0. */
+uint32_t de_ring_rs_send(uint32_t r, uint32_t n, uint32_t step);
+uint32_t de_ring_rs_recv(uint32_t r, uint32_t n, uint32_t step);
+uint32_t de_ring_ag_send(uint32_t r, uint32_t n, uint32_t step);
+uint32_t de_ring_ag_recv(uint32_t r, uint32_t n, uint32_t step);
+
+/* The segment rank r holds fully reduced after reduce-scatter: (r+1)%n. */
+uint32_t de_ring_owned(uint32_t r, uint32_t n);
+
+/* dst[i] += src[i] for i < count. Vectorized at -O2. Integer sums wrap
+ * (two's complement) instead of being undefined on overflow. */
+void de_reduce_sum(enum de_dtype t, void *restrict dst,
+		   const void *restrict src, size_t count);
+
+/* Element i of rank r = (r+1) * (i%13 + 1): small integers, so every
+ * partial sum is exact while de_dtype_world_ok holds, and the result is
+ * the same bits whatever order the ranks add in. */
+void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank);
+
+/* Expected element i after a sum over world ranks:
+ * (i%13+1) * world*(world+1)/2 (as a double: for printing). */
+double de_expected(size_t i, uint32_t world);
+
+/* Elements of buf[0..count) that differ from the exact expected sum. An
+ * element whose exact sum the dtype cannot hold always counts as wrong. */
+size_t de_verify_sum(enum de_dtype t, const void *buf, size_t count,
+		     uint32_t world);
+
+/* Element i of buf as a double, for printing. */
+double de_value_at(enum de_dtype t, const void *buf, size_t i);
+
+#endif
