@@ -9,6 +9,7 @@
 
 static int tap_n, tap_failed;
 
+__attribute__((format(printf, 2, 0)))
 static void tap_vok(int pass, const char *fmt, va_list ap)
 {
 	tap_n++;

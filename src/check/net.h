@@ -1,0 +1,77 @@
+/* Socket helpers for distenv-check: every call that can block takes an
+ * absolute deadline (monotonic milliseconds) and never waits past it. */
+#ifndef DISTENV_NET_H
+#define DISTENV_NET_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "err.h"
+#include "proto.h"
+
+int64_t de_now_ms(void);
+
+struct de_addr {
+	struct sockaddr_storage ss;
+	socklen_t len;
+};
+
+int de_resolve(const char *host, uint16_t port, struct de_addr *out,
+	       struct de_err *err);
+int de_addr_is_loopback(const struct de_addr *a);
+/* Numeric address, without the port. */
+void de_addr_str(const struct de_addr *a, char *buf, size_t len);
+uint16_t de_addr_port(const struct de_addr *a);
+void de_addr_set_port(struct de_addr *a, uint16_t port);
+
+/* A listening socket on a (its port may be 0: the kernel picks). */
+int de_listen(struct de_addr *a, int backlog, struct de_err *err);
+
+enum de_conn {
+	DE_CONN_OK,
+	DE_CONN_REFUSED,  /* RST: nothing listening, or a REJECT rule */
+	DE_CONN_TIMEOUT,  /* no answer by the deadline: dropped */
+	DE_CONN_UNREACH,  /* no route / host unreachable */
+	DE_CONN_ERROR,
+};
+/* One nonblocking connect attempt bounded by deadline. */
+enum de_conn de_connect(const struct de_addr *a, int64_t deadline, int *fd,
+			int *err_no);
+const char *de_conn_name(enum de_conn c);
+
+/* Interface choice for the data listener. spec follows NCCL_SOCKET_IFNAME:
+ * "eth" matches by prefix, "=eth0" exactly, "^docker,lo" excludes; a comma
+ * list. The first matching interface with an address of family wins. */
+int de_iface_pick(const char *spec, int family, struct de_addr *out,
+		  char *ifname, size_t ifname_len, struct de_err *err);
+/* The local address and interface the kernel would use to reach dst. */
+int de_route_source(const struct de_addr *dst, struct de_addr *out,
+		    char *ifname, size_t ifname_len, struct de_err *err);
+
+/* Tuning for bulk data connections. */
+void de_sock_tune(int fd);
+int de_set_nonblock(int fd, int on);
+
+/* Send all of buf or fail by deadline (-1: errno set, ETIMEDOUT on deadline). */
+int de_send_all(int fd, const void *buf, size_t len, int64_t deadline);
+
+/* Reads one frame from a blocking-or-not fd by deadline. rb accumulates
+ * bytes between calls (several frames may arrive at once). Returns 1 with
+ * the frame in frame and len (valid until the next call), 0 on EOF, -1 on
+ * error (err says: bad frame, timeout, reset). */
+struct de_rbuf {
+	uint8_t *data;
+	size_t len, cap, consumed;
+};
+int de_recv_frame(int fd, struct de_rbuf *rb, uint32_t max, int64_t deadline,
+		  enum de_msg *type, const uint8_t **frame, size_t *len,
+		  struct de_err *err);
+/* Nonblocking variant for event loops: reads what is there, returns 1 if
+ * a frame is complete, 0 if more is needed, -1 bad frame, -2 EOF/reset. */
+int de_rbuf_fill(int fd, struct de_rbuf *rb, uint32_t max, enum de_msg *type,
+		 const uint8_t **frame, size_t *len, struct de_err *err);
+void de_rbuf_free(struct de_rbuf *rb);
+
+#endif

@@ -1,0 +1,840 @@
+/* Rendezvous: rank 0 serves MASTER_ADDR:MASTER_PORT from one thread with
+ * one epoll loop (no thread per peer); every rank, rank 0 included, joins
+ * as a client. The server validates the whole world before anyone gets
+ * the peer table, then runs phases: every rank reports, rank 0 answers GO
+ * or ABORT with one diagnosis for everybody. Anything on the port that is
+ * not a rank of this job is turned away without disturbing the job. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* A connection that has not said HELLO within this long is dropped. */
+#define HELLO_GRACE_MS 5000
+/* Unidentified connections held at once, beyond the world's. */
+#define MAX_PENDING 256
+
+int de_fail_set(struct de_fail *f, enum de_diag d, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->diag = d;
+	va_start(ap, fmt);
+	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* server (rank 0)                                                     */
+
+struct conn {
+	int fd;
+	struct de_rbuf rb;
+	int64_t since;
+	int64_t rank; /* -1 until HELLO */
+	char from[80];
+	struct de_hello h;
+	int reported;
+	struct de_text report;
+};
+
+static struct {
+	struct de_check *c;
+	pthread_t th;
+	int running;
+	int lfd, efd, wake;
+	struct conn **byrank;
+	uint32_t joined;
+	int npending;
+	int phase; /* -1 gathering, then 0..nphases-1 */
+	int64_t deadline;
+	int done;
+	struct conn *extra; /* a rejected claimant who should hear why too */
+} S;
+
+static void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void srv_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "distenv-check: rank 0: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+static void untrack(struct conn *k);
+static void track_pending(struct conn *k);
+
+static void conn_close(struct conn *k)
+{
+	untrack(k);
+	epoll_ctl(S.efd, EPOLL_CTL_DEL, k->fd, NULL);
+	close(k->fd);
+	if (k->rank < 0)
+		S.npending--;
+	else if (S.byrank[k->rank] == k)
+		S.byrank[k->rank] = NULL;
+	de_rbuf_free(&k->rb);
+	free(k);
+}
+
+static void send_text(struct conn *k, enum de_msg type, enum de_diag code,
+		      uint32_t about, const char *text)
+{
+	struct de_buf b = { 0 };
+	struct de_text t;
+	struct de_err e;
+
+	memset(&t, 0, sizeof(t));
+	t.code = (uint16_t)code;
+	t.rank = about;
+	snprintf(t.text, sizeof(t.text), "%s", text);
+	if (de_enc_text(&b, type, &t, &e) == 0)
+		de_send_all(k->fd, b.data, b.len, de_now_ms() + 2000);
+	de_buf_free(&b);
+}
+
+/* Ends the job for everyone with one diagnosis. */
+static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
+{
+	char text[sizeof(((struct de_text *)0)->text)];
+	va_list ap;
+	uint32_t i;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	for (i = 0; i < S.c->world; i++)
+		if (S.byrank[i] != NULL)
+			send_text(S.byrank[i], DE_MSG_ABORT, d, about, text);
+	if (S.extra != NULL)
+		send_text(S.extra, DE_MSG_ABORT, d, about, text);
+	S.done = 1;
+}
+
+static const char *expected_where(uint32_t rank, char *buf, size_t len)
+{
+	if (S.c->expect_host != NULL && S.c->expect_host[rank] != NULL)
+		snprintf(buf, len, " (expected on %s)", S.c->expect_host[rank]);
+	else if (S.c->nodelist != NULL)
+		snprintf(buf, len, " (expected on one of %s)", S.c->nodelist);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+static void abort_missing(void)
+{
+	char list[2048], where[300];
+	size_t off = 0;
+	uint32_t i, missing = 0;
+
+	for (i = 0; i < S.c->world; i++) {
+		if (S.byrank[i] != NULL)
+			continue;
+		missing++;
+		if (off < sizeof(list) - 320)
+			off += (size_t)snprintf(list + off, sizeof(list) - off,
+						"%s%u%s",
+						off ? ", " : "", i,
+						expected_where(i, where, sizeof(where)));
+	}
+	if (off >= sizeof(list) - 320)
+		snprintf(list + off, sizeof(list) - off, ", ...");
+	srv_abort(DE_D_MISSING_RANKS, 0,
+		  "%u of %u ranks never reached %s:%u within %d s: rank%s %s",
+		  missing, S.c->world, S.c->master, S.c->master_port,
+		  S.c->o.timeout_s, missing > 1 ? "s" : "", list);
+}
+
+static void send_peers(void)
+{
+	struct de_peers p;
+	struct de_buf b = { 0 };
+	struct de_err e;
+	uint32_t i, j, nodes = 0;
+	int64_t dl = de_now_ms() + 10000;
+
+	memset(&p, 0, sizeof(p));
+	p.world = S.c->world;
+	p.peer = calloc(p.world, sizeof(*p.peer));
+	if (p.peer == NULL) {
+		srv_abort(DE_D_INTERNAL, 0, "out of memory for the peer table");
+		return;
+	}
+	for (i = 0; i < p.world; i++) {
+		const struct de_hello *h = &S.byrank[i]->h;
+
+		p.peer[i].rank = i;
+		p.peer[i].local_rank = h->local_rank;
+		p.peer[i].port = h->port;
+		snprintf(p.peer[i].host, sizeof(p.peer[i].host), "%s", h->host);
+		snprintf(p.peer[i].addr, sizeof(p.peer[i].addr), "%s", h->addr);
+		/* Node index: order of first appearance by rank. */
+		p.peer[i].node = nodes;
+		for (j = 0; j < i; j++)
+			if (strcmp(p.peer[j].host, h->host) == 0) {
+				p.peer[i].node = p.peer[j].node;
+				break;
+			}
+		if (p.peer[i].node == nodes)
+			nodes++;
+	}
+	p.nccl_id_len = S.c->peers.nccl_id_len;
+	memcpy(p.nccl_id, S.c->peers.nccl_id, sizeof(p.nccl_id));
+	if (de_enc_peers(&b, &p, &e)) {
+		srv_abort(DE_D_INTERNAL, 0, "peer table: %s", e.msg);
+	} else {
+		for (i = 0; i < p.world; i++)
+			if (de_send_all(S.byrank[i]->fd, b.data, b.len, dl))
+				srv_log("sending the peer table to rank %u: %s", i,
+					strerror(errno));
+	}
+	de_buf_free(&b);
+	free(p.peer);
+}
+
+static void on_hello(struct conn *k, const struct de_hello *h)
+{
+	const struct de_hello *mine = NULL;
+	uint32_t i;
+
+	for (i = 0; i < S.c->world; i++)
+		if (S.byrank[i] != NULL && S.byrank[i]->h.rank == 0)
+			mine = &S.byrank[i]->h;
+	if (strcmp(h->token, S.c->token) != 0) {
+		srv_log("rejected %s: it belongs to job \"%s\", this is \"%s\"",
+			k->from, h->token, S.c->token);
+		send_text(k, DE_MSG_REJECT, DE_D_USAGE, h->rank,
+			  "this rendezvous belongs to another job");
+		conn_close(k);
+		return;
+	}
+	if (S.phase >= 0) {
+		srv_log("rejected %s (rank %u on %s): the world is already complete",
+			k->from, h->rank, h->host);
+		send_text(k, DE_MSG_REJECT, DE_D_DUP_RANK, h->rank,
+			  "the world is already complete");
+		conn_close(k);
+		return;
+	}
+	/* From here on the sender is a rank of this job: a disagreement is
+	 * the job's problem, reported to everyone. */
+	k->rank = h->rank < S.c->world ? h->rank : 0;
+	k->h = *h;
+	S.npending--;
+	if (h->world != S.c->world) {
+		k->rank = -2;
+		S.npending++;
+		S.extra = k;
+		srv_abort(DE_D_WORLD_MISMATCH, h->rank,
+			  "rank %u on %s says WORLD_SIZE=%u but rank 0 on %s says %u",
+			  h->rank, h->host, h->world, S.c->host, S.c->world);
+		return;
+	}
+	if (h->rank >= S.c->world) {
+		k->rank = -2;
+		S.npending++;
+		S.extra = k;
+		srv_abort(DE_D_RANK_RANGE, h->rank,
+			  "a process on %s says RANK=%u, outside 0..%u (WORLD_SIZE=%u)",
+			  h->host, h->rank, S.c->world - 1, S.c->world);
+		return;
+	}
+	if (S.byrank[h->rank] != NULL) {
+		const struct de_hello *o = &S.byrank[h->rank]->h;
+
+		k->rank = -2;
+		S.npending++;
+		S.extra = k;
+		srv_abort(DE_D_DUP_RANK, h->rank,
+			  "RANK=%u is claimed twice: by pid %u on %s and by pid %u on %s",
+			  h->rank, o->pid, o->host, h->pid, h->host);
+		return;
+	}
+	S.byrank[h->rank] = k;
+	S.joined++;
+	if (mine == NULL && h->rank == 0)
+		mine = h;
+	if (mine != NULL && h->backend != mine->backend) {
+		srv_abort(DE_D_BACKEND_MISMATCH, h->rank,
+			  "rank %u on %s runs the %s backend, rank 0 on %s the %s backend",
+			  h->rank, h->host, h->backend == DE_BACKEND_NCCL ? "nccl" : "socket",
+			  mine->host, mine->backend == DE_BACKEND_NCCL ? "nccl" : "socket");
+		return;
+	}
+	if (mine != NULL && strcmp(h->params, mine->params) != 0) {
+		srv_abort(DE_D_SIZE_MISMATCH, h->rank,
+			  "rank %u on %s runs \"%s\", rank 0 runs \"%s\"",
+			  h->rank, h->host, h->params, mine->params);
+		return;
+	}
+	if (S.joined == S.c->world) {
+		/* Rank 0 may have joined after others: check them all now. */
+		for (i = 1; i < S.c->world; i++) {
+			const struct de_hello *o = &S.byrank[i]->h;
+
+			mine = &S.byrank[0]->h;
+			if (o->backend != mine->backend) {
+				srv_abort(DE_D_BACKEND_MISMATCH, i,
+					  "rank %u on %s runs the %s backend, rank 0 on %s the %s backend",
+					  i, o->host, o->backend == DE_BACKEND_NCCL ? "nccl" : "socket",
+					  mine->host, mine->backend == DE_BACKEND_NCCL ? "nccl" : "socket");
+				return;
+			}
+			if (strcmp(o->params, mine->params) != 0) {
+				srv_abort(DE_D_SIZE_MISMATCH, i,
+					  "rank %u on %s runs \"%s\", rank 0 runs \"%s\"",
+					  i, o->host, o->params, mine->params);
+				return;
+			}
+		}
+		send_peers();
+		S.phase = 0;
+		S.deadline = de_now_ms() + (int64_t)S.c->o.timeout_s * 1000 + 5000;
+	}
+}
+
+/* Probe reports: "dst:how dst:how" from each node's first rank. Name
+ * the nodes that refuse everyone, which is what a firewall looks like. */
+static void abort_probe(void)
+{
+	char msg[3000];
+	size_t off = 0;
+	uint32_t i;
+	enum de_diag d = DE_D_PEER_REFUSED;
+
+	for (i = 0; i < S.c->world; i++) {
+		const struct de_text *t = &S.byrank[i]->report;
+
+		if (t->code == DE_OK || off > sizeof(msg) - 400)
+			continue;
+		if (t->code == DE_D_PEER_TIMEOUT)
+			d = DE_D_PEER_TIMEOUT;
+		off += (size_t)snprintf(msg + off, sizeof(msg) - off, "%s%s -> %s",
+					off ? "; " : "", S.byrank[i]->h.host, t->text);
+	}
+	srv_abort(d, 0, "data connections between nodes fail: %s", msg);
+}
+
+static void on_report(struct conn *k, const struct de_text *t)
+{
+	uint32_t i;
+
+	if (S.phase < 0 || k->reported) {
+		srv_abort(DE_D_INTERNAL, (uint32_t)k->rank,
+			  "rank %" PRId64 " reported out of turn", k->rank);
+		return;
+	}
+	k->reported = 1;
+	k->report = *t;
+	for (i = 0; i < S.c->world; i++)
+		if (!S.byrank[i]->reported)
+			return;
+	/* Everyone reported: one verdict for all. */
+	for (i = 0; i < S.c->world; i++)
+		if (S.byrank[i]->report.code != DE_OK)
+			break;
+	if (i < S.c->world) {
+		const struct conn *b = S.byrank[i];
+
+		if (S.phase == 0) {
+			abort_probe();
+			return;
+		}
+		srv_abort((enum de_diag)b->report.code, i, "rank %u on %s: %s", i,
+			  b->h.host, b->report.text);
+		return;
+	}
+	for (i = 0; i < S.c->world; i++) {
+		S.byrank[i]->reported = 0;
+		send_text(S.byrank[i], DE_MSG_GO, DE_OK, 0, "");
+	}
+	S.phase++;
+	S.deadline = de_now_ms() + (int64_t)S.c->o.timeout_s * 3000 + 5000;
+	if (S.phase >= S.c->nphases)
+		S.done = 1;
+}
+
+static void on_readable(struct conn *k)
+{
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+	struct de_err e;
+	/* Peers may only send small frames; rank 0 never reads big ones. */
+	int rc = de_rbuf_fill(k->fd, &k->rb, DE_PROTO_MAX_SMALL, &type, &frame,
+			      &len, &e);
+
+	while (rc == 1 && !S.done) {
+		if (k->rank < 0 && type == DE_MSG_HELLO) {
+			struct de_hello h;
+
+			if (de_dec_hello(frame, len, &h, &e)) {
+				srv_log("rejected %s: %s", k->from, e.msg);
+				conn_close(k);
+				return;
+			}
+			on_hello(k, &h);
+			if (k->rank == -2 || S.done)
+				return; /* closed at the end with the others */
+			if (k->rank < 0)
+				return; /* closed */
+		} else if (k->rank >= 0 && type == DE_MSG_REPORT) {
+			struct de_text t;
+
+			if (de_dec_text(frame, len, &t, &e)) {
+				srv_abort(DE_D_INTERNAL, (uint32_t)k->rank,
+					  "bad report from rank %" PRId64 ": %s",
+					  k->rank, e.msg);
+				return;
+			}
+			on_report(k, &t);
+		} else {
+			srv_log("rejected %s: unexpected %s frame", k->from,
+				de_msg_name(type));
+			if (k->rank >= 0) {
+				srv_abort(DE_D_INTERNAL, (uint32_t)k->rank,
+					  "rank %" PRId64 " sent an unexpected %s frame",
+					  k->rank, de_msg_name(type));
+				return;
+			}
+			conn_close(k);
+			return;
+		}
+		rc = de_rbuf_fill(k->fd, &k->rb, DE_PROTO_MAX_SMALL, &type,
+				  &frame, &len, &e);
+	}
+	if (S.done)
+		return;
+	if (rc == -1) {
+		if (k->rank >= 0) {
+			srv_abort(DE_D_INTERNAL, (uint32_t)k->rank,
+				  "rank %" PRId64 " sent a bad frame: %s", k->rank, e.msg);
+			return;
+		}
+		srv_log("rejected %s: %s", k->from, e.msg);
+		conn_close(k);
+	} else if (rc == -2) {
+		if (k->rank >= 0) {
+			uint32_t r = (uint32_t)k->rank;
+
+			srv_abort(DE_D_PEER_LOST, r,
+				  "rank %u (pid %u on %s) exited or lost its connection to rank 0",
+				  r, k->h.pid, k->h.host);
+			return;
+		}
+		conn_close(k);
+	}
+}
+
+static void on_accept(void)
+{
+	struct de_addr a;
+	struct conn *k;
+	struct epoll_event ev;
+	int fd;
+
+	a.len = sizeof(a.ss);
+	fd = accept4(S.lfd, (struct sockaddr *)&a.ss, &a.len,
+		     SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (S.npending >= MAX_PENDING) {
+		close(fd); /* flood: shed, the real ranks retry */
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	if (k == NULL) {
+		close(fd);
+		return;
+	}
+	k->fd = fd;
+	k->rank = -1;
+	k->since = de_now_ms();
+	de_addr_str(&a, k->from, sizeof(k->from));
+	snprintf(k->from + strlen(k->from), sizeof(k->from) - strlen(k->from),
+		 ":%u", de_addr_port(&a));
+	S.npending++;
+	track_pending(k);
+	ev.events = EPOLLIN;
+	ev.data.ptr = k;
+	epoll_ctl(S.efd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* Pending connections are tracked only through epoll: sweep them by
+ * walking a side list would need more state; instead each carries its
+ * start time and is checked when it next wakes, and a periodic sweep
+ * below catches the silent ones. */
+static struct conn *pending_list[MAX_PENDING];
+
+static void sweep_silent(void)
+{
+	/* Rebuilt lazily: see on_accept/track_pending. */
+	int i;
+	int64_t now = de_now_ms();
+
+	for (i = 0; i < MAX_PENDING; i++) {
+		struct conn *k = pending_list[i];
+
+		if (k == NULL)
+			continue;
+		if (k->rank != -1) {
+			pending_list[i] = NULL;
+			continue;
+		}
+		if (now - k->since > HELLO_GRACE_MS) {
+			srv_log("dropped %s: no HELLO within %d s", k->from,
+				HELLO_GRACE_MS / 1000);
+			pending_list[i] = NULL;
+			conn_close(k);
+		}
+	}
+}
+
+static void track_pending(struct conn *k)
+{
+	int i;
+
+	for (i = 0; i < MAX_PENDING; i++)
+		if (pending_list[i] == NULL) {
+			pending_list[i] = k;
+			return;
+		}
+}
+
+static void untrack(struct conn *k)
+{
+	int i;
+
+	for (i = 0; i < MAX_PENDING; i++)
+		if (pending_list[i] == k)
+			pending_list[i] = NULL;
+}
+
+static void *srv_main(void *arg)
+{
+	struct epoll_event evs[64];
+	uint32_t i;
+
+	(void)arg;
+	S.deadline = de_now_ms() + (int64_t)S.c->o.timeout_s * 1000;
+	while (!S.done) {
+		int64_t wait = S.deadline - de_now_ms();
+		int n, j;
+
+		if (wait <= 0) {
+			if (S.phase < 0) {
+				abort_missing();
+			} else {
+				char list[1024];
+				size_t off = 0;
+
+				for (i = 0; i < S.c->world && off < sizeof(list) - 64; i++)
+					if (!S.byrank[i]->reported)
+						off += (size_t)snprintf(list + off, sizeof(list) - off,
+									"%s%u (%s)", off ? ", " : "", i,
+									S.byrank[i]->h.host);
+				srv_abort(DE_D_TIMEOUT, 0, "phase %d: no report within the timeout from rank(s) %s",
+					  S.phase, list);
+			}
+			break;
+		}
+		n = epoll_wait(S.efd, evs, 64, wait > 200 ? 200 : (int)wait);
+		for (j = 0; j < n && !S.done; j++) {
+			struct conn *k = evs[j].data.ptr;
+
+			if (k == NULL) {
+				int before = S.npending;
+
+				on_accept();
+				(void)before;
+				continue;
+			}
+			if (k == (struct conn *)&S.wake) {
+				S.done = 1;
+				break;
+			}
+			{
+				int pending = k->rank == -1;
+
+				on_readable(k);
+				(void)pending;
+			}
+		}
+		sweep_silent();
+	}
+	/* Close everything: the ranks have their verdict. */
+	for (i = 0; i < S.c->world; i++)
+		if (S.byrank[i] != NULL) {
+			struct conn *k = S.byrank[i];
+
+			S.byrank[i] = NULL;
+			k->rank = -1;
+			S.npending++;
+			untrack(k);
+			conn_close(k);
+		}
+	for (i = 0; i < MAX_PENDING; i++)
+		if (pending_list[i] != NULL) {
+			struct conn *k = pending_list[i];
+
+			pending_list[i] = NULL;
+			if (k->rank == -1)
+				conn_close(k);
+		}
+	return NULL;
+}
+
+int de_rdv_server_start(struct de_check *c, struct de_fail *f)
+{
+	struct de_addr any;
+	struct epoll_event ev;
+	struct de_err e;
+
+	memset(&S, 0, sizeof(S));
+	S.c = c;
+	S.phase = -1;
+	S.byrank = calloc(c->world, sizeof(*S.byrank));
+	if (S.byrank == NULL)
+		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
+	/* All interfaces, as torch's TCPStore: MASTER_ADDR names this host
+	 * as the others see it, which need not be an address we can bind. */
+	memset(&any, 0, sizeof(any));
+	any.ss.ss_family = c->master_addr.ss.ss_family;
+	any.len = c->master_addr.len;
+	de_addr_set_port(&any, c->master_port);
+	S.lfd = de_listen(&any, 4096, &e);
+	if (S.lfd < 0) {
+		free(S.byrank);
+		if (errno == EADDRINUSE)
+			return de_fail_set(f, DE_D_PORT_IN_USE,
+					   "rank 0 cannot listen on MASTER_PORT=%u on %s: already in use",
+					   c->master_port, c->host);
+		return de_fail_set(f, DE_D_PORT_IN_USE, "rank 0: %s", e.msg);
+	}
+	de_set_nonblock(S.lfd, 1);
+	S.efd = epoll_create1(EPOLL_CLOEXEC);
+	S.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ev.events = EPOLLIN;
+	ev.data.ptr = NULL;
+	epoll_ctl(S.efd, EPOLL_CTL_ADD, S.lfd, &ev);
+	ev.data.ptr = &S.wake;
+	epoll_ctl(S.efd, EPOLL_CTL_ADD, S.wake, &ev);
+	if (pthread_create(&S.th, NULL, srv_main, NULL) != 0) {
+		close(S.lfd);
+		return de_fail_set(f, DE_D_INTERNAL, "cannot start the rendezvous thread");
+	}
+	S.running = 1;
+	return 0;
+}
+
+void de_rdv_server_stop(void)
+{
+	uint64_t one = 1;
+
+	if (!S.running)
+		return;
+	if (write(S.wake, &one, sizeof(one)) < 0)
+		S.done = 1;
+	pthread_join(S.th, NULL);
+	close(S.lfd);
+	close(S.wake);
+	close(S.efd);
+	free(S.byrank);
+	S.running = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* client (every rank)                                                 */
+
+static int wait_frame(struct de_check *c, int64_t deadline, enum de_msg *type,
+		      const uint8_t **frame, size_t *len, struct de_fail *f)
+{
+	struct de_err e;
+	int rc = de_recv_frame(c->rdv_fd, &c->rdv_rb, DE_PROTO_MAX_PEERS,
+			       deadline, type, frame, len, &e);
+
+	if (rc == 1)
+		return 0;
+	if (rc == 0)
+		return de_fail_set(f, DE_D_PEER_LOST,
+				   "rank 0 (%s) closed the rendezvous connection: it exited or was killed",
+				   c->master);
+	if (de_now_ms() >= deadline)
+		return de_fail_set(f, DE_D_TIMEOUT,
+				   "no answer from rank 0 (%s:%u) within %d s",
+				   c->master, c->master_port, c->o.timeout_s);
+	return de_fail_set(f, DE_D_INTERNAL, "from rank 0: %s", e.msg);
+}
+
+static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
+{
+	struct de_text t;
+	struct de_err e;
+
+	if (de_dec_text(frame, len, &t, &e))
+		return de_fail_set(f, DE_D_INTERNAL, "bad ABORT from rank 0: %s", e.msg);
+	if (t.text[0] == '\0')
+		return de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank");
+	return de_fail_set(f, (enum de_diag)t.code, "%s", t.text);
+}
+
+int de_rdv_join(struct de_check *c, struct de_fail *f)
+{
+	int64_t start = de_now_ms();
+	int64_t deadline = start + (int64_t)c->o.timeout_s * 1000;
+	enum de_conn last = DE_CONN_REFUSED;
+	int err_no = 0, fd = -1;
+	struct de_buf b = { 0 };
+	struct de_hello h;
+	struct de_err e;
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+
+	/* Rank 0 may start after us: retry refusals until the deadline. A
+	 * dropped SYN waits out its attempt; that is the firewall case. */
+	while (de_now_ms() < deadline) {
+		int64_t attempt = de_now_ms() + 5000;
+
+		last = de_connect(&c->master_addr, attempt < deadline ? attempt : deadline,
+				  &fd, &err_no);
+		if (last == DE_CONN_OK)
+			break;
+		if (last != DE_CONN_TIMEOUT)
+			usleep(100000);
+	}
+	if (fd < 0) {
+		char a[64];
+
+		de_addr_str(&c->master_addr, a, sizeof(a));
+		if (last == DE_CONN_TIMEOUT)
+			return de_fail_set(f, DE_D_MASTER_TIMEOUT,
+					   "connecting to MASTER_ADDR=%s (%s) port %u timed out after %d s: nothing answered",
+					   c->master, a, c->master_port, c->o.timeout_s);
+		if (last == DE_CONN_REFUSED)
+			return de_fail_set(f, DE_D_MASTER_REFUSED,
+					   "MASTER_ADDR=%s (%s) refused connections to port %u for %d s",
+					   c->master, a, c->master_port, c->o.timeout_s);
+		return de_fail_set(f, DE_D_MASTER_TIMEOUT,
+				   "cannot connect to MASTER_ADDR=%s (%s) port %u: %s",
+				   c->master, a, c->master_port, strerror(err_no));
+	}
+	c->rdv_fd = fd;
+	memset(&h, 0, sizeof(h));
+	snprintf(h.token, sizeof(h.token), "%s", c->token);
+	h.rank = c->rank;
+	h.world = c->world;
+	h.local_rank = c->local_rank;
+	h.local_world = c->local_world;
+	h.node_rank = c->node_rank;
+	h.pid = (uint32_t)getpid();
+	h.backend = (uint8_t)c->backend;
+	h.port = de_addr_port(&c->data_addr);
+	snprintf(h.host, sizeof(h.host), "%s", c->host);
+	de_addr_str(&c->data_addr, h.addr, sizeof(h.addr));
+	snprintf(h.iface, sizeof(h.iface), "%s", c->iface);
+	snprintf(h.params, sizeof(h.params), "%s", c->params);
+	if (de_enc_hello(&b, &h, &e)) {
+		de_buf_free(&b);
+		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
+	}
+	if (de_send_all(fd, b.data, b.len, deadline)) {
+		de_buf_free(&b);
+		return de_fail_set(f, DE_D_PEER_LOST, "sending HELLO to rank 0: %s",
+				   strerror(errno));
+	}
+	de_buf_free(&b);
+	/* Rank 0 answers by its own deadline (missing ranks); allow for it. */
+	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f))
+		return -1;
+	if (type == DE_MSG_ABORT || type == DE_MSG_REJECT)
+		return take_abort(frame, len, f);
+	if (type != DE_MSG_PEERS)
+		return de_fail_set(f, DE_D_INTERNAL, "rank 0 sent %s, expected PEERS",
+				   de_msg_name(type));
+	if (de_dec_peers(frame, len, &c->peers, &e))
+		return de_fail_set(f, DE_D_INTERNAL, "peer table from rank 0: %s", e.msg);
+	if (c->peers.world != c->world)
+		return de_fail_set(f, DE_D_WORLD_MISMATCH, "rank 0's world has %u ranks, ours %u",
+				   c->peers.world, c->world);
+	c->rdv_ms = (double)(de_now_ms() - start);
+	return 0;
+}
+
+int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
+		 const char *text, char *go_text, size_t go_len,
+		 struct de_fail *f)
+{
+	struct de_buf b = { 0 };
+	struct de_text t;
+	struct de_err e;
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 3000 + 10000;
+
+	memset(&t, 0, sizeof(t));
+	t.code = (uint16_t)mine;
+	t.rank = c->rank;
+	t.value = value;
+	snprintf(t.text, sizeof(t.text), "%s", text ? text : "");
+	if (de_enc_text(&b, DE_MSG_REPORT, &t, &e) == 0 &&
+	    de_send_all(c->rdv_fd, b.data, b.len, deadline) != 0) {
+		de_buf_free(&b);
+		return de_fail_set(f, DE_D_PEER_LOST,
+				   "rank 0 (%s) is gone: sending our report failed: %s",
+				   c->master, strerror(errno));
+	}
+	de_buf_free(&b);
+	if (wait_frame(c, deadline, &type, &frame, &len, f))
+		return -1;
+	if (type == DE_MSG_ABORT)
+		return take_abort(frame, len, f);
+	if (type != DE_MSG_GO)
+		return de_fail_set(f, DE_D_INTERNAL, "rank 0 sent %s, expected GO",
+				   de_msg_name(type));
+	if (go_text != NULL) {
+		if (de_dec_text(frame, len, &t, &e) == 0)
+			snprintf(go_text, go_len, "%s", t.text);
+		else
+			go_text[0] = '\0';
+	}
+	return 0;
+}
+
+int de_rdv_poll_abort(struct de_check *c, struct de_fail *f)
+{
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+	struct de_err e;
+	int rc = de_rbuf_fill(c->rdv_fd, &c->rdv_rb, DE_PROTO_MAX_SMALL, &type,
+			      &frame, &len, &e);
+
+	if (rc == 0)
+		return 0;
+	if (rc == -2)
+		return de_fail_set(f, DE_D_PEER_LOST,
+				   "rank 0 (%s) closed the rendezvous connection mid-collective: it exited or was killed",
+				   c->master), 1;
+	if (rc == 1 && type == DE_MSG_ABORT)
+		return take_abort(frame, len, f), 1;
+	return de_fail_set(f, DE_D_INTERNAL, "unexpected frame from rank 0 mid-collective"), 1;
+}

@@ -1,0 +1,515 @@
+/* The data plane over TCP: an acceptor thread for inbound connections,
+ * the node-to-node reachability probe, and the pipelined ring allreduce
+ * (reduce-scatter then allgather, ring.c's schedule). Every wait is
+ * bounded, and the rendezvous connection is watched throughout so a
+ * failure anywhere stops every rank with rank 0's diagnosis. */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define PURPOSE_PROBE 1
+#define PURPOSE_RING 2
+/* Bytes moved per system call; a multiple of every dtype size. */
+#define CHUNK (256u << 10)
+
+static const char *host_of(const struct de_check *c, uint32_t r)
+{
+	return c->peers.peer != NULL ? c->peers.peer[r].host : "?";
+}
+
+static void data_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void data_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "distenv-check: data port: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+static int send_data_hello(struct de_check *c, int fd, uint8_t purpose,
+			   int64_t deadline)
+{
+	struct de_data_hello d;
+	struct de_buf b = { 0 };
+	struct de_err e;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	snprintf(d.token, sizeof(d.token), "%s", c->token);
+	d.rank = c->rank;
+	d.purpose = purpose;
+	rc = de_enc_data_hello(&b, &d, &e);
+	if (rc == 0)
+		rc = de_send_all(fd, b.data, b.len, deadline);
+	de_buf_free(&b);
+	return rc;
+}
+
+/* Reads exactly one small frame: the caller streams data right behind
+ * its hello, and those bytes belong to the ring, not to us. */
+static int recv_one_frame(int fd, uint8_t *buf, size_t cap, size_t *len,
+			  int64_t deadline, struct de_err *err)
+{
+	size_t have = 0, want = DE_PROTO_HDR;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	for (;;) {
+		enum de_msg type;
+		size_t flen;
+		int rc;
+
+		while (have < want) {
+			ssize_t n = recv(fd, buf + have, want - have, MSG_DONTWAIT);
+
+			if (n > 0) {
+				have += (size_t)n;
+				continue;
+			}
+			if (n == 0)
+				return de_errf(err, "closed");
+			if (errno != EAGAIN && errno != EINTR)
+				return de_errf(err, "%s", strerror(errno));
+			if (de_now_ms() >= deadline)
+				return de_errf(err, "no hello within 3 s");
+			poll(&p, 1, (int)(deadline - de_now_ms()));
+		}
+		rc = de_frame_check(buf, have, (uint32_t)(cap - DE_PROTO_HDR), &type,
+				    &flen, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 1) {
+			*len = flen;
+			return 0;
+		}
+		want = DE_PROTO_HDR + ((size_t)buf[8] << 24 | (size_t)buf[9] << 16 |
+				       (size_t)buf[10] << 8 | buf[11]);
+	}
+}
+
+static void accept_one(struct de_check *c, int fd, const char *from)
+{
+	uint8_t frame[1024];
+	struct de_data_hello d;
+	struct de_err e;
+	size_t len = 0;
+
+	if (recv_one_frame(fd, frame, sizeof(frame), &len, de_now_ms() + 3000, &e) ||
+	    de_dec_data_hello(frame, len, &d, &e)) {
+		data_log("rejected %s: %s", from, e.msg);
+		goto drop;
+	}
+	if (strcmp(d.token, c->token) != 0 || d.rank >= c->world) {
+		data_log("rejected %s: not a rank of this job", from);
+		goto drop;
+	}
+	if (d.purpose == PURPOSE_PROBE) {
+		send_data_hello(c, fd, PURPOSE_PROBE, de_now_ms() + 2000);
+		close(fd);
+		return;
+	}
+	if (d.purpose == PURPOSE_RING) {
+		pthread_mutex_lock(&c->mu);
+		if (c->left_fd < 0 && d.rank == (c->rank + c->world - 1) % c->world) {
+			c->left_fd = fd;
+			c->left_rank = d.rank;
+			fd = -1;
+			pthread_cond_broadcast(&c->cv);
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (fd < 0)
+			return;
+		data_log("rejected ring connection from rank %u (%s): not our left neighbour",
+			 d.rank, from);
+	}
+drop:
+	close(fd);
+}
+
+static void *acceptor_main(void *arg)
+{
+	struct de_check *c = arg;
+	struct pollfd p = { .fd = c->data_fd, .events = POLLIN };
+
+	while (!c->stop) {
+		struct de_addr a;
+		char from[80];
+		int fd;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		a.len = sizeof(a.ss);
+		fd = accept4(c->data_fd, (struct sockaddr *)&a.ss, &a.len, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		de_addr_str(&a, from, sizeof(from));
+		accept_one(c, fd, from);
+	}
+	return NULL;
+}
+
+int de_acceptor_start(struct de_check *c, struct de_fail *f)
+{
+	c->left_fd = -1;
+	c->right_fd = -1;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	de_set_nonblock(c->data_fd, 1);
+	if (pthread_create(&c->acceptor, NULL, acceptor_main, c) != 0)
+		return de_fail_set(f, DE_D_INTERNAL, "cannot start the acceptor thread");
+	c->acceptor_running = 1;
+	return 0;
+}
+
+void de_acceptor_stop(struct de_check *c)
+{
+	if (!c->acceptor_running)
+		return;
+	c->stop = 1;
+	pthread_join(c->acceptor, NULL);
+	c->acceptor_running = 0;
+}
+
+/* ---------------------------------------------------------------- */
+
+struct target {
+	uint32_t rank;
+	int fd;
+	int state; /* 0 connecting, 1 awaiting the answer, 2 ok, 3 failed */
+	enum de_diag diag;
+	const char *what;
+	struct de_rbuf rb;
+};
+
+int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
+		   size_t len)
+{
+	uint32_t n = c->world, i, j, ntgt = 0, mynode = c->peers.peer[c->rank].node;
+	int64_t deadline = de_now_ms() + (c->o.timeout_s * 1000 / 2 > 2000
+						  ? c->o.timeout_s * 1000 / 2 : 2000);
+	struct target *t;
+	struct pollfd *pf;
+	size_t off = 0;
+	int left, timeouts = 0;
+
+	report[0] = '\0';
+	/* One prober per node: its lowest rank. */
+	for (i = 0; i < c->rank; i++)
+		if (c->peers.peer[i].node == mynode)
+			return 0;
+	t = calloc(n, sizeof(*t));
+	pf = calloc(n, sizeof(*pf));
+	if (t == NULL || pf == NULL) {
+		free(t);
+		free(pf);
+		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const struct de_peer *p = &c->peers.peer[i];
+		struct de_addr a;
+		struct de_err e;
+		int first = 1;
+
+		if (p->node == mynode)
+			continue;
+		for (j = 0; j < i; j++)
+			if (c->peers.peer[j].node == p->node)
+				first = 0;
+		if (!first)
+			continue;
+		t[ntgt].rank = i;
+		t[ntgt].fd = -1;
+		if (de_resolve(p->addr, p->port, &a, &e)) {
+			t[ntgt].state = 3;
+			t[ntgt].what = "bad address";
+			t[ntgt].diag = DE_D_PEER_REFUSED;
+		} else {
+			t[ntgt].fd = socket(a.ss.ss_family,
+					    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			if (t[ntgt].fd >= 0 &&
+			    connect(t[ntgt].fd, (struct sockaddr *)&a.ss, a.len) != 0 &&
+			    errno != EINPROGRESS) {
+				t[ntgt].state = 3;
+				t[ntgt].what = errno == ECONNREFUSED ? "refused" : "unreachable";
+				t[ntgt].diag = DE_D_PEER_REFUSED;
+			}
+		}
+		ntgt++;
+	}
+	for (;;) {
+		int64_t now = de_now_ms();
+
+		left = 0;
+		for (i = 0; i < ntgt; i++) {
+			pf[i].fd = t[i].state < 2 ? t[i].fd : -1;
+			pf[i].events = t[i].state == 0 ? POLLOUT : POLLIN;
+			pf[i].revents = 0;
+			left += t[i].state < 2;
+		}
+		if (left == 0 || now >= deadline)
+			break;
+		if (poll(pf, ntgt, (int)(deadline - now)) < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < ntgt; i++) {
+			struct target *x = &t[i];
+
+			if (pf[i].revents == 0)
+				continue;
+			if (x->state == 0) {
+				int e = 0;
+				socklen_t sl = sizeof(e);
+
+				getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &e, &sl);
+				if (e != 0) {
+					x->state = 3;
+					x->what = e == ECONNREFUSED ? "refused" :
+						  e == ETIMEDOUT ? "timed out" : "unreachable";
+					x->diag = e == ETIMEDOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED;
+				} else if (send_data_hello(c, x->fd, PURPOSE_PROBE, deadline)) {
+					x->state = 3;
+					x->what = "reset";
+					x->diag = DE_D_PEER_REFUSED;
+				} else {
+					x->state = 1;
+				}
+			} else {
+				enum de_msg type;
+				const uint8_t *frame;
+				size_t flen;
+				struct de_err e;
+				int rc = de_rbuf_fill(x->fd, &x->rb, DE_PROTO_MAX_SMALL,
+						      &type, &frame, &flen, &e);
+
+				if (rc == 1 && type == DE_MSG_DATA) {
+					x->state = 2;
+				} else if (rc != 0) {
+					x->state = 3;
+					x->what = "closed without answering";
+					x->diag = DE_D_PEER_REFUSED;
+				}
+			}
+		}
+	}
+	for (i = 0; i < ntgt; i++) {
+		struct target *x = &t[i];
+
+		if (x->state < 2) {
+			x->state = 3;
+			x->what = x->state == 0 ? "timed out" : "timed out";
+			x->diag = DE_D_PEER_TIMEOUT;
+		}
+		if (x->state == 3 && off < len - 200) {
+			const struct de_peer *p = &c->peers.peer[x->rank];
+
+			off += (size_t)snprintf(report + off, len - off,
+						"%s%s (%s:%u) %s", off ? ", " : "",
+						p->host, p->addr, p->port, x->what);
+			if (x->diag == DE_D_PEER_TIMEOUT)
+				timeouts++;
+		}
+		if (x->fd >= 0)
+			close(x->fd);
+		de_rbuf_free(&x->rb);
+	}
+	free(t);
+	free(pf);
+	if (off == 0)
+		return 0;
+	f->diag = timeouts ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED;
+	snprintf(f->msg, sizeof(f->msg), "%s", report);
+	return -1;
+}
+
+/* ---------------------------------------------------------------- */
+
+int de_ring_connect(struct de_check *c, struct de_fail *f)
+{
+	uint32_t right = (c->rank + 1) % c->world;
+	uint32_t left = (c->rank + c->world - 1) % c->world;
+	const struct de_peer *p;
+	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
+	struct de_addr a;
+	struct de_err e;
+	enum de_conn rc;
+	int err_no, fd;
+
+	if (c->world == 1)
+		return 0;
+	p = &c->peers.peer[right];
+	if (de_resolve(p->addr, p->port, &a, &e))
+		return de_fail_set(f, DE_D_PEER_REFUSED, "rank %u on %s: %s", right,
+				   p->host, e.msg);
+	rc = de_connect(&a, deadline, &fd, &err_no);
+	if (rc != DE_CONN_OK)
+		return de_fail_set(f, rc == DE_CONN_TIMEOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED,
+				   "connecting to rank %u's data port on %s (%s:%u): %s",
+				   right, p->host, p->addr, p->port, de_conn_name(rc));
+	if (send_data_hello(c, fd, PURPOSE_RING, deadline)) {
+		close(fd);
+		return de_fail_set(f, DE_D_PEER_LOST, "rank %u on %s closed our ring connection",
+				   right, p->host);
+	}
+	de_sock_tune(fd);
+	de_set_nonblock(fd, 1);
+	c->right_fd = fd;
+	pthread_mutex_lock(&c->mu);
+	while (c->left_fd < 0 && de_now_ms() < deadline) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+	}
+	fd = c->left_fd;
+	pthread_mutex_unlock(&c->mu);
+	if (fd < 0)
+		return de_fail_set(f, DE_D_PEER_TIMEOUT,
+				   "rank %u on %s never connected to our data port (%s:%u) within %d s",
+				   left, host_of(c, left), c->peers.peer[c->rank].addr,
+				   c->peers.peer[c->rank].port, c->o.timeout_s);
+	de_sock_tune(fd);
+	de_set_nonblock(fd, 1);
+	return 0;
+}
+
+void de_ring_close(struct de_check *c)
+{
+	if (c->right_fd >= 0)
+		close(c->right_fd);
+	if (c->left_fd >= 0)
+		close(c->left_fd);
+	c->right_fd = c->left_fd = -1;
+}
+
+/* One ring step: send slen bytes from sbuf to the right while receiving
+ * rlen bytes from the left; received bytes are reduced into rdst
+ * (reduce != 0, via tmp) or written to it. */
+static int ring_step(struct de_check *c, const uint8_t *sbuf, size_t slen,
+		     uint8_t *rdst, size_t rlen, int reduce, uint8_t *tmp,
+		     enum de_dtype t, struct de_fail *f)
+{
+	size_t sent = 0, got = 0, fill = 0, esz = de_dtype_size(t);
+	int64_t idle = (int64_t)c->o.timeout_s * 1000, last = de_now_ms();
+	uint32_t right = (c->rank + 1) % c->world;
+	uint32_t left = (c->rank + c->world - 1) % c->world;
+	struct pollfd p[3];
+
+	while (sent < slen || got < rlen) {
+		int n, progress = 0;
+
+		p[0].fd = sent < slen ? c->right_fd : -1;
+		p[0].events = POLLOUT;
+		p[1].fd = got < rlen ? c->left_fd : -1;
+		p[1].events = POLLIN;
+		p[2].fd = c->rdv_fd;
+		p[2].events = POLLIN;
+		p[0].revents = p[1].revents = p[2].revents = 0;
+		n = poll(p, 3, 1000);
+		if (n < 0 && errno != EINTR)
+			return de_fail_set(f, DE_D_INTERNAL, "poll: %s", strerror(errno));
+		if (p[2].revents && de_rdv_poll_abort(c, f))
+			return -1;
+		if (p[0].revents) {
+			size_t want = slen - sent > CHUNK ? CHUNK : slen - sent;
+			ssize_t k = send(c->right_fd, sbuf + sent, want,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			if (k > 0) {
+				sent += (size_t)k;
+				progress = 1;
+			} else if (k < 0 && errno != EAGAIN && errno != EINTR) {
+				return de_fail_set(f, DE_D_PEER_LOST,
+						   "rank %u on %s dropped our connection mid-collective (%s)",
+						   right, host_of(c, right), strerror(errno));
+			}
+		}
+		if (p[1].revents) {
+			uint8_t *into = reduce ? tmp + fill : rdst + got;
+			size_t want = rlen - got;
+			ssize_t k;
+
+			if (reduce && want > CHUNK - fill)
+				want = CHUNK - fill;
+			k = recv(c->left_fd, into, want, MSG_DONTWAIT);
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+				return de_fail_set(f, DE_D_PEER_LOST,
+						   "rank %u on %s lost mid-collective (%s after %zu of %zu bytes)",
+						   left, host_of(c, left),
+						   k == 0 ? "connection closed" : strerror(errno),
+						   got, rlen);
+			if (k > 0) {
+				got += (size_t)k;
+				progress = 1;
+				if (reduce) {
+					size_t whole;
+
+					fill += (size_t)k;
+					whole = fill - fill % esz;
+					if (fill == CHUNK || got == rlen) {
+						de_reduce_sum(t, rdst + got - fill, tmp, whole / esz);
+						fill = 0;
+					}
+				}
+			}
+		}
+		if (progress) {
+			last = de_now_ms();
+		} else if (de_now_ms() - last > idle) {
+			return de_fail_set(f, DE_D_TIMEOUT,
+					   "no progress for %d s: %zu of %zu bytes from rank %u on %s, %zu of %zu bytes to rank %u on %s",
+					   c->o.timeout_s, got, rlen, left, host_of(c, left),
+					   sent, slen, right, host_of(c, right));
+		}
+	}
+	return 0;
+}
+
+int de_ring_allreduce(struct de_check *c, void *buf, size_t count,
+		      enum de_dtype t, struct de_fail *f)
+{
+	uint32_t n = c->world, r = c->rank, step;
+	size_t esz = de_dtype_size(t);
+	uint8_t *b = buf, *tmp;
+	struct de_seg s, q;
+
+	if (n == 1 || count == 0)
+		return 0;
+	tmp = malloc(CHUNK);
+	if (tmp == NULL)
+		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
+	for (step = 0; step + 1 < n; step++) {
+		de_ring_segment(count, n, de_ring_rs_send(r, n, step), &s);
+		de_ring_segment(count, n, de_ring_rs_recv(r, n, step), &q);
+		if (ring_step(c, b + s.off * esz, s.len * esz, b + q.off * esz,
+			      q.len * esz, 1, tmp, t, f))
+			goto fail;
+	}
+	for (step = 0; step + 1 < n; step++) {
+		de_ring_segment(count, n, de_ring_ag_send(r, n, step), &s);
+		de_ring_segment(count, n, de_ring_ag_recv(r, n, step), &q);
+		if (ring_step(c, b + s.off * esz, s.len * esz, b + q.off * esz,
+			      q.len * esz, 0, tmp, t, f))
+			goto fail;
+	}
+	free(tmp);
+	return 0;
+fail:
+	free(tmp);
+	return -1;
+}

@@ -1,0 +1,43 @@
+#include "config.h"
+
+#include "diag.h"
+
+static const struct {
+	const char *name, *hint;
+} diags[DE_D_COUNT] = {
+	[DE_OK] = { "ok", "" },
+	[DE_D_USAGE] = { "usage", "fix the option or variable named above" },
+	[DE_D_ENV] = { "environment", "run under srun with the distenv plugin, under torchrun, or set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT yourself" },
+	[DE_D_MASTER_RESOLVE] = { "master-unresolvable", "MASTER_ADDR must be a host name every node resolves (check /etc/hosts or DNS on this node)" },
+	[DE_D_MASTER_LOOPBACK] = { "master-loopback", "MASTER_ADDR is localhost/127.x but the job spans several nodes: each node would form its own world; use the host of rank 0" },
+	[DE_D_HOST_LOOPBACK] = { "hostname-loopback", "this node's name resolves to loopback (Debian/Ubuntu's 127.0.1.1 line in /etc/hosts): peers would be told to connect to themselves; map the name to the node's real address" },
+	[DE_D_MASTER_NOT_IN_STEP] = { "master-not-in-step", "MASTER_ADDR is not one of this step's nodes: a value from another job or expanded once in the batch script?" },
+	[DE_D_MASTER_REFUSED] = { "master-refused", "nothing listens on MASTER_ADDR:MASTER_PORT: rank 0 not started, crashed, or MASTER_ADDR is not rank 0's host" },
+	[DE_D_MASTER_TIMEOUT] = { "master-timeout", "connections to MASTER_ADDR:MASTER_PORT are silently dropped: a firewall (host nftables/iptables or the cloud security list) or a wrong address" },
+	[DE_D_PORT_IN_USE] = { "port-in-use", "MASTER_PORT is taken on rank 0's host: another job or step, or srun tasks x torchrun processes both starting a master" },
+	[DE_D_DUP_RANK] = { "duplicate-rank", "two processes have the same RANK: Slurm variables expanded once in the batch script instead of per task, or srun tasks x torchrun processes" },
+	[DE_D_WORLD_MISMATCH] = { "world-size-mismatch", "ranks disagree on WORLD_SIZE: tasks from different launches, or a hard-coded size" },
+	[DE_D_RANK_RANGE] = { "rank-out-of-range", "RANK must be in 0..WORLD_SIZE-1" },
+	[DE_D_MISSING_RANKS] = { "missing-ranks", "these ranks never reached MASTER_ADDR: not launched, crashed, or their node cannot reach rank 0 (MASTER_ADDR/firewall)" },
+	[DE_D_BACKEND_MISMATCH] = { "backend-mismatch", "ranks picked different backends (some nodes have a GPU, some not?): pass --backend explicitly" },
+	[DE_D_PEER_REFUSED] = { "peer-refused", "a node refuses TCP connections to another's data port: a firewall REJECT rule, or the process is gone" },
+	[DE_D_PEER_TIMEOUT] = { "peer-timeout", "a node silently drops inbound TCP on ephemeral ports while MASTER_PORT works: NCCL and gloo need every node to accept connections from every other; open the cluster subnet in the host firewall and the security list" },
+	[DE_D_PEER_LOST] = { "peer-lost", "a peer died or its connection was reset mid-collective: check that rank's output and its node" },
+	[DE_D_SIZE_MISMATCH] = { "size-mismatch", "ranks run the collective with different sizes or dtypes: all ranks must pass the same options" },
+	[DE_D_WRONG_RESULT] = { "wrong-result", "the allreduce returned a wrong sum: report this with the output of every rank" },
+	[DE_D_TIMEOUT] = { "timeout", "a phase did not finish within --timeout: a peer is stuck or the network is too slow" },
+	[DE_D_GPU] = { "gpu-selection", "each task must pick a GPU it can see: with one visible GPU per task use device 0, not LOCAL_RANK or RANK" },
+	[DE_D_NCCL] = { "nccl", "NCCL or CUDA failed: rerun with NCCL_DEBUG=INFO for its own explanation" },
+	[DE_D_ABORTED] = { "aborted", "another rank failed first: see its diagnosis" },
+	[DE_D_INTERNAL] = { "internal", "a bug in distenv-check: please report it" },
+};
+
+const char *de_diag_name(enum de_diag d)
+{
+	return (unsigned)d < DE_D_COUNT ? diags[d].name : "unknown";
+}
+
+const char *de_diag_hint(enum de_diag d)
+{
+	return (unsigned)d < DE_D_COUNT ? diags[d].hint : "";
+}

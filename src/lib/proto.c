@@ -1,0 +1,458 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+
+void de_buf_free(struct de_buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+static void put(struct de_buf *b, const void *p, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		uint8_t *d;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (d == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+static void put_u8(struct de_buf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+static void put_u16(struct de_buf *b, uint16_t v)
+{
+	uint8_t x[2] = { (uint8_t)(v >> 8), (uint8_t)v };
+
+	put(b, x, 2);
+}
+
+static void put_u32(struct de_buf *b, uint32_t v)
+{
+	uint8_t x[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16),
+			 (uint8_t)(v >> 8), (uint8_t)v };
+
+	put(b, x, 4);
+}
+
+static void put_u64(struct de_buf *b, uint64_t v)
+{
+	put_u32(b, (uint32_t)(v >> 32));
+	put_u32(b, (uint32_t)v);
+}
+
+static int put_str(struct de_buf *b, const char *what, const char *s,
+		   size_t max, struct de_err *err)
+{
+	size_t n = strlen(s);
+
+	if (n > max)
+		return de_errf(err, "%s \"%.40s...\" is %zu bytes (at most %zu)",
+			       what, s, n, max);
+	put_u16(b, (uint16_t)n);
+	put(b, s, n);
+	return 0;
+}
+
+/* Starts a frame; returns the offset of the length field to patch. */
+static size_t begin(struct de_buf *b, enum de_msg type)
+{
+	size_t at;
+
+	put_u32(b, DE_PROTO_MAGIC);
+	put_u16(b, DE_PROTO_VERSION);
+	put_u16(b, (uint16_t)type);
+	at = b->len;
+	put_u32(b, 0);
+	return at;
+}
+
+static int finish(struct de_buf *b, size_t at, struct de_err *err)
+{
+	size_t n;
+
+	if (b->oom)
+		return de_errf(err, "out of memory encoding a frame");
+	n = b->len - at - 4;
+	b->data[at] = (uint8_t)(n >> 24);
+	b->data[at + 1] = (uint8_t)(n >> 16);
+	b->data[at + 2] = (uint8_t)(n >> 8);
+	b->data[at + 3] = (uint8_t)n;
+	return 0;
+}
+
+int de_enc_hello(struct de_buf *b, const struct de_hello *h, struct de_err *err)
+{
+	size_t start = b->len, at = begin(b, DE_MSG_HELLO);
+
+	if (put_str(b, "token", h->token, DE_PROTO_MAX_TOKEN, err))
+		goto fail;
+	put_u32(b, h->rank);
+	put_u32(b, h->world);
+	put_u32(b, h->local_rank);
+	put_u32(b, h->local_world);
+	put_u32(b, h->node_rank);
+	put_u32(b, h->pid);
+	put_u8(b, h->backend);
+	put_u16(b, h->port);
+	if (put_str(b, "host name", h->host, DE_PROTO_MAX_STR, err) ||
+	    put_str(b, "address", h->addr, DE_PROTO_MAX_STR, err) ||
+	    put_str(b, "interface", h->iface, DE_PROTO_MAX_STR, err) ||
+	    put_str(b, "parameters", h->params, DE_PROTO_MAX_STR, err))
+		goto fail;
+	return finish(b, at, err);
+fail:
+	b->len = start;
+	return -1;
+}
+
+int de_enc_peers(struct de_buf *b, const struct de_peers *p, struct de_err *err)
+{
+	size_t start = b->len, at = begin(b, DE_MSG_PEERS);
+	uint32_t i;
+
+	if (p->world == 0 || p->world > DE_PROTO_MAX_WORLD) {
+		b->len = start;
+		return de_errf(err, "world size %u outside 1..%u", p->world,
+			       DE_PROTO_MAX_WORLD);
+	}
+	put_u32(b, p->world);
+	for (i = 0; i < p->world; i++) {
+		put_u32(b, p->peer[i].rank);
+		put_u32(b, p->peer[i].local_rank);
+		put_u32(b, p->peer[i].node);
+		put_u16(b, p->peer[i].port);
+		if (put_str(b, "host name", p->peer[i].host, DE_PROTO_MAX_STR, err) ||
+		    put_str(b, "address", p->peer[i].addr, DE_PROTO_MAX_STR, err)) {
+			b->len = start;
+			return -1;
+		}
+	}
+	if (p->nccl_id_len != 0 && p->nccl_id_len != DE_NCCL_ID_BYTES) {
+		b->len = start;
+		return de_errf(err, "NCCL id of %u bytes (expected %u)",
+			       p->nccl_id_len, DE_NCCL_ID_BYTES);
+	}
+	put_u16(b, p->nccl_id_len);
+	put(b, p->nccl_id, p->nccl_id_len);
+	if (b->len - at - 4 > DE_PROTO_MAX_PEERS) {
+		b->len = start;
+		return de_errf(err, "peer table of %u ranks exceeds %u bytes",
+			       p->world, DE_PROTO_MAX_PEERS);
+	}
+	return finish(b, at, err);
+}
+
+int de_enc_text(struct de_buf *b, enum de_msg type, const struct de_text *t,
+		struct de_err *err)
+{
+	size_t start = b->len, at = begin(b, type);
+
+	put_u16(b, t->code);
+	put_u32(b, t->rank);
+	put_u64(b, t->value);
+	if (put_str(b, "message", t->text, sizeof(t->text) - 1, err)) {
+		b->len = start;
+		return -1;
+	}
+	return finish(b, at, err);
+}
+
+int de_enc_data_hello(struct de_buf *b, const struct de_data_hello *d,
+		      struct de_err *err)
+{
+	size_t start = b->len, at = begin(b, DE_MSG_DATA);
+
+	if (put_str(b, "token", d->token, DE_PROTO_MAX_TOKEN, err)) {
+		b->len = start;
+		return -1;
+	}
+	put_u32(b, d->rank);
+	put_u8(b, d->purpose);
+	return finish(b, at, err);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+int de_frame_check(const uint8_t *buf, size_t have, uint32_t max_payload,
+		   enum de_msg *type, size_t *frame_len, struct de_err *err)
+{
+	static const uint8_t magic[4] = { 'D', 'E', 'N', 'V' };
+	uint32_t len;
+	uint16_t ver, t;
+	size_t i;
+
+	/* Reject garbage as early as its first wrong byte. */
+	for (i = 0; i < 4 && i < have; i++)
+		if (buf[i] != magic[i])
+			return de_errf(err, "not a distenv frame (byte %zu is 0x%02x)",
+				       i, buf[i]);
+	if (have < DE_PROTO_HDR)
+		return 0;
+	ver = (uint16_t)(buf[4] << 8 | buf[5]);
+	t = (uint16_t)(buf[6] << 8 | buf[7]);
+	len = rd32(buf + 8);
+	if (ver != DE_PROTO_VERSION)
+		return de_errf(err, "protocol version %u (this distenv-check speaks %u: mixed distenv versions?)",
+			       ver, DE_PROTO_VERSION);
+	if (t < DE_MSG_HELLO || t > DE_MSG_DATA)
+		return de_errf(err, "unknown frame type %u", t);
+	if (len > max_payload)
+		return de_errf(err, "%s frame of %u bytes exceeds the limit of %u",
+			       de_msg_name((enum de_msg)t), len, max_payload);
+	if (have < DE_PROTO_HDR + (size_t)len)
+		return 0;
+	*type = (enum de_msg)t;
+	*frame_len = DE_PROTO_HDR + (size_t)len;
+	return 1;
+}
+
+/* Bounded reader over one frame's payload. */
+struct rd {
+	const uint8_t *p;
+	size_t left;
+	int bad;
+};
+
+static void get(struct rd *r, void *out, size_t n)
+{
+	if (r->bad || r->left < n) {
+		r->bad = 1;
+		memset(out, 0, n);
+		return;
+	}
+	memcpy(out, r->p, n);
+	r->p += n;
+	r->left -= n;
+}
+
+static uint8_t get_u8(struct rd *r)
+{
+	uint8_t v;
+
+	get(r, &v, 1);
+	return v;
+}
+
+static uint16_t get_u16(struct rd *r)
+{
+	uint8_t x[2];
+
+	get(r, x, 2);
+	return (uint16_t)(x[0] << 8 | x[1]);
+}
+
+static uint32_t get_u32(struct rd *r)
+{
+	uint8_t x[4];
+
+	get(r, x, 4);
+	return rd32(x);
+}
+
+static uint64_t get_u64(struct rd *r)
+{
+	uint64_t hi = get_u32(r);
+
+	return hi << 32 | get_u32(r);
+}
+
+static void get_str(struct rd *r, char *out, size_t max)
+{
+	uint16_t n = get_u16(r);
+
+	if (r->bad || n > max || n > r->left || memchr(r->p, '\0', n)) {
+		r->bad = 1;
+		out[0] = '\0';
+		return;
+	}
+	memcpy(out, r->p, n);
+	out[n] = '\0';
+	r->p += n;
+	r->left -= n;
+}
+
+static int open_frame(const uint8_t *frame, size_t len, enum de_msg want,
+		      uint32_t max, struct rd *r, struct de_err *err)
+{
+	enum de_msg type;
+	size_t flen;
+	int rc = de_frame_check(frame, len, max, &type, &flen, err);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 0 || flen != len)
+		return de_errf(err, "truncated frame (%zu bytes)", len);
+	if (type != want)
+		return de_errf(err, "expected a %s frame, got %s",
+			       de_msg_name(want), de_msg_name(type));
+	r->p = frame + DE_PROTO_HDR;
+	r->left = len - DE_PROTO_HDR;
+	r->bad = 0;
+	return 0;
+}
+
+static int close_frame(struct rd *r, enum de_msg type, struct de_err *err)
+{
+	if (r->bad)
+		return de_errf(err, "malformed %s frame (a field runs past the end or is too long)",
+			       de_msg_name(type));
+	if (r->left != 0)
+		return de_errf(err, "%s frame has %zu trailing bytes",
+			       de_msg_name(type), r->left);
+	return 0;
+}
+
+int de_dec_hello(const uint8_t *frame, size_t len, struct de_hello *h,
+		 struct de_err *err)
+{
+	struct rd r;
+
+	memset(h, 0, sizeof(*h));
+	if (open_frame(frame, len, DE_MSG_HELLO, DE_PROTO_MAX_SMALL, &r, err))
+		return -1;
+	get_str(&r, h->token, DE_PROTO_MAX_TOKEN);
+	h->rank = get_u32(&r);
+	h->world = get_u32(&r);
+	h->local_rank = get_u32(&r);
+	h->local_world = get_u32(&r);
+	h->node_rank = get_u32(&r);
+	h->pid = get_u32(&r);
+	h->backend = get_u8(&r);
+	h->port = get_u16(&r);
+	get_str(&r, h->host, DE_PROTO_MAX_STR);
+	get_str(&r, h->addr, DE_PROTO_MAX_STR);
+	get_str(&r, h->iface, DE_PROTO_MAX_STR);
+	get_str(&r, h->params, DE_PROTO_MAX_STR);
+	return close_frame(&r, DE_MSG_HELLO, err);
+}
+
+void de_peers_free(struct de_peers *p)
+{
+	free(p->peer);
+	p->peer = NULL;
+	p->world = 0;
+}
+
+int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p,
+		 struct de_err *err)
+{
+	struct rd r;
+	uint32_t i;
+
+	memset(p, 0, sizeof(*p));
+	if (open_frame(frame, len, DE_MSG_PEERS, DE_PROTO_MAX_PEERS, &r, err))
+		return -1;
+	p->world = get_u32(&r);
+	/* Each entry takes at least 18 bytes: a count the payload cannot
+	 * hold is rejected before allocating for it. */
+	if (r.bad || p->world == 0 || p->world > DE_PROTO_MAX_WORLD ||
+	    (size_t)p->world * 18 > r.left) {
+		p->world = 0;
+		return de_errf(err, "peer table claims an impossible world size");
+	}
+	p->peer = calloc(p->world, sizeof(*p->peer));
+	if (p->peer == NULL) {
+		p->world = 0;
+		return de_errf(err, "out of memory for %u peers", p->world);
+	}
+	for (i = 0; i < p->world && !r.bad; i++) {
+		p->peer[i].rank = get_u32(&r);
+		p->peer[i].local_rank = get_u32(&r);
+		p->peer[i].node = get_u32(&r);
+		p->peer[i].port = get_u16(&r);
+		get_str(&r, p->peer[i].host, DE_PROTO_MAX_STR);
+		get_str(&r, p->peer[i].addr, DE_PROTO_MAX_STR);
+		if (!r.bad && p->peer[i].rank != i)
+			r.bad = 1;
+	}
+	p->nccl_id_len = get_u16(&r);
+	if (p->nccl_id_len != 0 && p->nccl_id_len != DE_NCCL_ID_BYTES)
+		r.bad = 1;
+	else
+		get(&r, p->nccl_id, p->nccl_id_len);
+	if (close_frame(&r, DE_MSG_PEERS, err)) {
+		de_peers_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+int de_dec_text(const uint8_t *frame, size_t len, struct de_text *t,
+		struct de_err *err)
+{
+	enum de_msg type;
+	size_t flen;
+	struct rd r;
+
+	memset(t, 0, sizeof(*t));
+	if (de_frame_check(frame, len, DE_PROTO_MAX_SMALL, &type, &flen, err) <= 0)
+		return de_errf(err, "malformed message frame");
+	if (type != DE_MSG_REJECT && type != DE_MSG_ABORT &&
+	    type != DE_MSG_REPORT && type != DE_MSG_GO)
+		return de_errf(err, "expected a message frame, got %s", de_msg_name(type));
+	if (open_frame(frame, len, type, DE_PROTO_MAX_SMALL, &r, err))
+		return -1;
+	t->code = get_u16(&r);
+	t->rank = get_u32(&r);
+	t->value = get_u64(&r);
+	get_str(&r, t->text, sizeof(t->text) - 1);
+	return close_frame(&r, type, err);
+}
+
+int de_dec_data_hello(const uint8_t *frame, size_t len,
+		      struct de_data_hello *d, struct de_err *err)
+{
+	struct rd r;
+
+	memset(d, 0, sizeof(*d));
+	if (open_frame(frame, len, DE_MSG_DATA, DE_PROTO_MAX_SMALL, &r, err))
+		return -1;
+	get_str(&r, d->token, DE_PROTO_MAX_TOKEN);
+	d->rank = get_u32(&r);
+	d->purpose = get_u8(&r);
+	return close_frame(&r, DE_MSG_DATA, err);
+}
+
+const char *de_msg_name(enum de_msg type)
+{
+	switch (type) {
+	case DE_MSG_HELLO:
+		return "HELLO";
+	case DE_MSG_REJECT:
+		return "REJECT";
+	case DE_MSG_PEERS:
+		return "PEERS";
+	case DE_MSG_ABORT:
+		return "ABORT";
+	case DE_MSG_REPORT:
+		return "REPORT";
+	case DE_MSG_GO:
+		return "GO";
+	case DE_MSG_DATA:
+		return "DATA";
+	}
+	return "unknown";
+}

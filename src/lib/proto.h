@@ -1,0 +1,108 @@
+/* Rendezvous and data-plane frames. Pure encode/decode with hard limits:
+ * the rendezvous port is reachable by anyone on the network, so a decoder
+ * never trusts a length, never reads past what it got, and rejects
+ * anything that is not exactly a frame of this version.
+ *
+ * Frame: magic "DENV" (4 bytes), version (u16), type (u16), payload
+ * length (u32), payload. Integers big-endian; strings u16 length + bytes,
+ * no NUL inside. */
+#ifndef DISTENV_PROTO_H
+#define DISTENV_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define DE_PROTO_MAGIC 0x44454E56u /* "DENV" */
+#define DE_PROTO_VERSION 1
+#define DE_PROTO_HDR 12
+/* What a peer may send to rank 0: small. Only rank 0's peer table, read
+ * by ranks that already trust MASTER_ADDR, may be large. */
+#define DE_PROTO_MAX_SMALL 4096u
+#define DE_PROTO_MAX_PEERS (64u << 20)
+#define DE_PROTO_MAX_STR 255u
+#define DE_PROTO_MAX_TOKEN 128u
+#define DE_PROTO_MAX_WORLD (1u << 20)
+#define DE_NCCL_ID_BYTES 128u
+
+enum de_msg {
+	DE_MSG_HELLO = 1,   /* rank -> rank 0: who I am, where my data port is */
+	DE_MSG_REJECT = 2,  /* rank 0 -> a connection it will not take (foreign job, bad frame) */
+	DE_MSG_PEERS = 3,   /* rank 0 -> all: the validated world */
+	DE_MSG_ABORT = 4,   /* either way: the job cannot go on, and why */
+	DE_MSG_REPORT = 5,  /* rank -> rank 0: result of a phase (probe, collective) */
+	DE_MSG_GO = 6,      /* rank 0 -> all: phase passed everywhere, go on */
+	DE_MSG_DATA = 7,    /* first frame on a data-plane connection: who is calling */
+};
+
+struct de_hello {
+	char token[DE_PROTO_MAX_TOKEN + 1]; /* job/step identity: other jobs are turned away */
+	uint32_t rank, world, local_rank, local_world, node_rank;
+	uint32_t pid;
+	uint8_t backend; /* what this rank will run, so a mix is caught */
+	uint16_t port;   /* data listener */
+	char host[DE_PROTO_MAX_STR + 1];
+	char addr[DE_PROTO_MAX_STR + 1]; /* data listener address (numeric) */
+	char iface[DE_PROTO_MAX_STR + 1];
+	char params[DE_PROTO_MAX_STR + 1]; /* collective parameters: all ranks must agree */
+};
+
+struct de_peer {
+	uint32_t rank, local_rank, node; /* node: index of its host in the table's host order */
+	uint16_t port;
+	char host[DE_PROTO_MAX_STR + 1];
+	char addr[DE_PROTO_MAX_STR + 1];
+};
+
+struct de_peers {
+	uint32_t world;
+	struct de_peer *peer; /* world entries, by rank (decode allocates) */
+	uint16_t nccl_id_len; /* 0 or DE_NCCL_ID_BYTES */
+	uint8_t nccl_id[DE_NCCL_ID_BYTES];
+};
+
+struct de_text { /* REJECT, ABORT, REPORT, GO */
+	uint16_t code; /* REPORT: 0 ok, else a diagnosis code; ABORT: diagnosis code */
+	uint32_t rank; /* who it is about (sender for REPORT) */
+	uint64_t value; /* REPORT: e.g. #wrong, or a double's bits */
+	char text[DE_PROTO_MAX_SMALL - 64];
+};
+
+struct de_data_hello {
+	char token[DE_PROTO_MAX_TOKEN + 1];
+	uint32_t rank;    /* caller */
+	uint8_t purpose;  /* 1 probe, 2 ring */
+};
+
+/* Growable output buffer. */
+struct de_buf {
+	uint8_t *data;
+	size_t len, cap;
+	int oom;
+};
+void de_buf_free(struct de_buf *b);
+
+/* Encoders append one whole frame to b; they return -1 only on a value
+ * that does not fit the protocol (err says which) or out of memory. */
+int de_enc_hello(struct de_buf *b, const struct de_hello *h, struct de_err *err);
+int de_enc_peers(struct de_buf *b, const struct de_peers *p, struct de_err *err);
+int de_enc_text(struct de_buf *b, enum de_msg type, const struct de_text *t, struct de_err *err);
+int de_enc_data_hello(struct de_buf *b, const struct de_data_hello *d, struct de_err *err);
+
+/* Looks at the start of a byte stream: 0 = need more bytes, 1 = a whole
+ * frame of *frame_len bytes is there (its type in *type), -1 = not a
+ * valid frame (bad magic/version/type, or payload over max). */
+int de_frame_check(const uint8_t *buf, size_t have, uint32_t max_payload,
+		   enum de_msg *type, size_t *frame_len, struct de_err *err);
+
+/* Decoders take one whole frame (as de_frame_check delimited it). */
+int de_dec_hello(const uint8_t *frame, size_t len, struct de_hello *h, struct de_err *err);
+int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p, struct de_err *err);
+void de_peers_free(struct de_peers *p);
+int de_dec_text(const uint8_t *frame, size_t len, struct de_text *t, struct de_err *err);
+int de_dec_data_hello(const uint8_t *frame, size_t len, struct de_data_hello *d, struct de_err *err);
+
+const char *de_msg_name(enum de_msg type);
+
+#endif
