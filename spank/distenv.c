@@ -50,6 +50,22 @@ static int opt_port(int val, const char *optarg, int remote)
 	return -1;
 }
 
+static int opt_check(int val, const char *optarg, int remote)
+{
+	struct de_err e;
+
+	(void)val;
+	if (de_config_parse_check(&de_plugin.cfg, "--dist-check", optarg, &e) == 0)
+		return 0;
+	slurm_error(DE_LOG_PREFIX "%s", e.msg);
+	if (remote) {
+		de_plugin.bad = 1;
+		de_plugin.err = e;
+		return 0;
+	}
+	return -1;
+}
+
 /* Registered from slurm_spank_init: sbatch/salloc ignore a static table. */
 static struct spank_option options[] = {
 	{ "dist-env", "auto|off|verbose",
@@ -59,6 +75,10 @@ static struct spank_option options[] = {
 	{ "dist-port", "N",
 	  "distenv: MASTER_PORT for this job's steps (default: derived from job "
 	  "and step id)", 1, 0, opt_port },
+	{ "dist-check", "auto|socket|nccl|off",
+	  "distenv: before the program, run distenv-check in every task (rendezvous, "
+	  "node-to-node probe, allreduce); the task fails with a diagnosis instead "
+	  "of starting the program if the ranks cannot talk", 2, 0, opt_check },
 };
 
 int slurm_spank_init(spank_t sp, int ac, char **av)

@@ -3,9 +3,14 @@
  * this task with the reason on its stderr; slurmstepd carries on. */
 #include "config.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "layout.h"
@@ -31,6 +36,81 @@ static int fail_task(const char *msg)
 	return -1;
 }
 
+/* The --dist-check preflight: run distenv-check with the task's final
+ * environment, in the task (as the user, before exec), and fail the task
+ * if it fails. fork/exec/wait works on every Slurm version (no
+ * spank_prepend_task_argv before 23.02.5). */
+static int run_check(spank_t sp)
+{
+	const char *path = de_plugin.cfg.check_path;
+	char **env = NULL, *argv[40], backend[32], opts[1024], *save = NULL, *tok;
+	int argc = 0, status = 0;
+	time_t give_up;
+	pid_t pid;
+
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		return fail_task("--dist-check: cannot read the task's environment");
+	if (access(path, X_OK) != 0) {
+		char msg[DE_ERR_MAX];
+
+		snprintf(msg, sizeof(msg), "--dist-check: cannot run %s: %s (plugstack.conf check_path=)",
+			 path, strerror(errno));
+		return fail_task(msg);
+	}
+	argv[argc++] = (char *)path;
+	snprintf(backend, sizeof(backend), "--backend=%s",
+		 de_check_name(de_plugin.cfg.check));
+	argv[argc++] = backend;
+	/* Extra options for the check, e.g. DISTENV_CHECK_OPTS="--timeout=20". */
+	snprintf(opts, sizeof(opts), "%s",
+		 env_get(env, "DISTENV_CHECK_OPTS") ? env_get(env, "DISTENV_CHECK_OPTS") : "");
+	for (tok = strtok_r(opts, " \t", &save); tok != NULL && argc < 38;
+	     tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return fail_task("--dist-check: fork failed");
+	if (pid == 0) {
+		execve(path, argv, env);
+		dprintf(STDERR_FILENO, DE_LOG_PREFIX "error: exec %s: %s\n", path,
+			strerror(errno));
+		_exit(127);
+	}
+	/* distenv-check bounds itself by its --timeout; this is the backstop
+	 * for a check that is itself stuck (one day at most). */
+	give_up = time(NULL) + 86400;
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return fail_task("--dist-check: lost the check process");
+		if (time(NULL) > give_up) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return fail_task("--dist-check: the check did not finish within a day");
+		}
+		usleep(20000);
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	{
+		char msg[DE_ERR_MAX];
+
+		if (WIFEXITED(status))
+			snprintf(msg, sizeof(msg), "--dist-check failed (distenv-check exit %d): the program was not started",
+				 WEXITSTATUS(status));
+		else
+			snprintf(msg, sizeof(msg), "--dist-check killed by signal %d: the program was not started",
+				 WTERMSIG(status));
+		return fail_task(msg);
+	}
+}
+
 int de_stepd_task_init(spank_t sp)
 {
 	struct de_layout_in in;
@@ -46,6 +126,9 @@ int de_stepd_task_init(spank_t sp)
 		return fail_task(de_plugin.err.msg);
 	if (!de_plugin.cfg.enabled) {
 		slurm_debug(DE_LOG_PREFIX "disabled for this job (--dist-env=off or default=off)");
+		if (de_plugin.cfg.check != DE_CHECK_OFF && spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS &&
+		    step != 0xFFFFFFFBu && step != 0xFFFFFFFAu && step != 0xFFFFFFFCu)
+			return run_check(sp);
 		return 0;
 	}
 	if ((rc = spank_get_item(sp, S_JOB_STEPID, &step)) != ESPANK_SUCCESS)
@@ -95,5 +178,7 @@ int de_stepd_task_init(spank_t sp)
 				plan.item[i].action == DE_KEEP ? plan.item[i].value : "");
 	}
 	spank_setenv(sp, DE_MANAGED_VAR, plan.managed, 1);
+	if (de_plugin.cfg.check != DE_CHECK_OFF && !want.batch)
+		return run_check(sp);
 	return 0;
 }

@@ -27,6 +27,7 @@ struct de_opts {
 /* A failure: the diagnosis and one line about this instance of it. */
 struct de_fail {
 	enum de_diag diag;
+	int from_rank0; /* the job's verdict from rank 0, not our own view */
 	char msg[DE_ERR_MAX + 256];
 };
 

@@ -532,7 +532,7 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 		struct de_fail mine = *f;
 
 		free(buf);
-		if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0)
+		if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
 			*f = mine;
 		return -1;
 	}
@@ -589,7 +589,7 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 			struct de_fail mine = *f;
 
 			free(buf);
-			if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0)
+			if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
 				*f = mine;
 			return -1;
 		}
@@ -679,7 +679,7 @@ int main(int argc, char **argv)
 	if (de_probe_nodes(&c, &f, report, sizeof(report)) != 0) {
 		struct de_fail mine = f;
 
-		if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0)
+		if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0 || !f.from_rank0)
 			f = mine;
 		goto out;
 	}
@@ -690,7 +690,7 @@ int main(int argc, char **argv)
 		if (de_nccl_init(&c, &f)) {
 			struct de_fail mine = f;
 
-			if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0)
+			if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0 || !f.from_rank0)
 				f = mine;
 			goto out;
 		}
@@ -699,7 +699,7 @@ int main(int argc, char **argv)
 	if (de_ring_connect(&c, &f)) {
 		struct de_fail mine = f;
 
-		if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0)
+		if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0 || !f.from_rank0)
 			f = mine;
 		goto out;
 	}

@@ -29,6 +29,7 @@ int de_fail_set(struct de_fail *f, enum de_diag d, const char *fmt, ...)
 	va_list ap;
 
 	f->diag = d;
+	f->from_rank0 = 0;
 	va_start(ap, fmt);
 	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
 	va_end(ap);
@@ -310,26 +311,70 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 	}
 }
 
-/* Probe reports: "dst:how dst:how" from each node's first rank. Name
- * the nodes that refuse everyone, which is what a firewall looks like. */
+/* Probe reports: "host (addr:port) how, host (addr:port) how" from each
+ * node's first rank. A node that every other node fails to reach is what
+ * a host firewall dropping inbound connections looks like: name it. */
 static void abort_probe(void)
 {
-	char msg[3000];
+	char msg[3000], worst[256] = "", from[1024] = "";
 	size_t off = 0;
-	uint32_t i;
+	uint32_t i, j, probers = 0, max = 0;
 	enum de_diag d = DE_D_PEER_REFUSED;
 
 	for (i = 0; i < S.c->world; i++) {
 		const struct de_text *t = &S.byrank[i]->report;
 
-		if (t->code == DE_OK || off > sizeof(msg) - 400)
-			continue;
 		if (t->code == DE_D_PEER_TIMEOUT)
 			d = DE_D_PEER_TIMEOUT;
+		if (t->code == DE_OK || off > sizeof(msg) - 400)
+			continue;
 		off += (size_t)snprintf(msg + off, sizeof(msg) - off, "%s%s -> %s",
 					off ? "; " : "", S.byrank[i]->h.host, t->text);
 	}
-	srv_abort(d, 0, "data connections between nodes fail: %s", msg);
+	/* Nodes that probe: the first rank of each host. */
+	for (i = 0; i < S.c->world; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(S.byrank[j]->h.host, S.byrank[i]->h.host) == 0)
+				break;
+		if (j == i)
+			probers++;
+	}
+	/* For each destination host, how many probers failed to reach it. */
+	for (i = 0; i < S.c->world; i++) {
+		const char *dst = S.byrank[i]->h.host;
+		uint32_t fails = 0;
+		size_t fo = 0;
+		char who[1024] = "";
+
+		for (j = 0; j < S.c->world; j++) {
+			const struct de_text *t = &S.byrank[j]->report;
+			const char *p = t->text;
+			size_t dl = strlen(dst);
+
+			if (t->code == DE_OK)
+				continue;
+			while ((p = strstr(p, dst)) != NULL) {
+				if ((p == t->text || p[-1] == ' ') && p[dl] == ' ') {
+					fails++;
+					if (fo < sizeof(who) - 300)
+						fo += (size_t)snprintf(who + fo, sizeof(who) - fo, "%s%s",
+								       fo ? ", " : "", S.byrank[j]->h.host);
+					break;
+				}
+				p += dl;
+			}
+		}
+		if (fails > max) {
+			max = fails;
+			snprintf(worst, sizeof(worst), "%s", dst);
+			snprintf(from, sizeof(from), "%s", who);
+		}
+	}
+	if (max > 0 && max + 1 >= probers && probers > 2)
+		srv_abort(d, 0, "%s accepts no new TCP connections on its data port from any other node (%s): %s",
+			  worst, from, msg);
+	else
+		srv_abort(d, 0, "data connections between nodes fail: %s", msg);
 }
 
 static void on_report(struct conn *k, const struct de_text *t)
@@ -691,8 +736,11 @@ static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
 	if (de_dec_text(frame, len, &t, &e))
 		return de_fail_set(f, DE_D_INTERNAL, "bad ABORT from rank 0: %s", e.msg);
 	if (t.text[0] == '\0')
-		return de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank");
-	return de_fail_set(f, (enum de_diag)t.code, "%s", t.text);
+		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank");
+	else
+		de_fail_set(f, (enum de_diag)t.code, "%s", t.text);
+	f->from_rank0 = 1;
+	return -1;
 }
 
 int de_rdv_join(struct de_check *c, struct de_fail *f)

@@ -15,15 +15,49 @@ void de_config_init(struct de_config *c)
 	c->port_min = DE_PORT_MIN_DEFAULT;
 	c->port_max = DE_PORT_MAX_DEFAULT;
 	c->port = 0;
+	c->check = DE_CHECK_OFF;
+	snprintf(c->check_path, sizeof(c->check_path), "%s", DE_CHECK_PATH_DEFAULT);
 }
 
-#define ARGS_EXPECTED "default=on|off, port_min=N, port_max=N, force=0|1"
+int de_config_parse_check(struct de_config *c, const char *what,
+			  const char *val, struct de_err *err)
+{
+	static const char *const names[] = { "off", "auto", "socket", "nccl" };
+	size_t i;
+
+	if (val == NULL || *val == '\0') {
+		c->check = DE_CHECK_AUTO;
+		return 0;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(val, names[i]) == 0) {
+			c->check = (int)i;
+			return 0;
+		}
+	return de_errf(err, "%s=%s: expected auto, socket, nccl or off", what, val);
+}
+
+const char *de_check_name(int check)
+{
+	switch (check) {
+	case DE_CHECK_AUTO:
+		return "auto";
+	case DE_CHECK_SOCKET:
+		return "socket";
+	case DE_CHECK_NCCL:
+		return "nccl";
+	default:
+		return "off";
+	}
+}
+
+#define ARGS_EXPECTED "default=on|off, port_min=N, port_max=N, force=0|1, check=off|auto|socket|nccl, check_path=PATH"
 
 int de_config_parse_args(struct de_config *c, int argc, char *const argv[],
 			 struct de_err *err)
 {
 	static const char *const keys[] = { "default", "port_min", "port_max",
-					    "force" };
+					    "force", "check", "check_path" };
 	int seen[sizeof(keys) / sizeof(keys[0])] = { 0 };
 	unsigned long min = c->port_min, max = c->port_max, v;
 	struct de_err e2;
@@ -73,6 +107,16 @@ int de_config_parse_args(struct de_config *c, int argc, char *const argv[],
 		case 3:
 			if (de_parse_bool(what, eq + 1, &c->force, err))
 				return -1;
+			break;
+		case 4:
+			if (de_config_parse_check(c, "plugstack.conf argument check", eq + 1, err))
+				return -1;
+			break;
+		case 5:
+			if (eq[1] != '/' || strlen(eq + 1) >= sizeof(c->check_path))
+				return de_errf(err, "plugstack.conf argument \"%s\": expected an absolute path",
+					       arg);
+			snprintf(c->check_path, sizeof(c->check_path), "%s", eq + 1);
 			break;
 		}
 	}

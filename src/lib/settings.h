@@ -13,7 +13,16 @@ struct de_config {
 	uint16_t port_min; /* port_min= */
 	uint16_t port_max; /* port_max= */
 	uint16_t port;     /* --dist-port=N, 0 when not given */
+	int check;         /* check= / --dist-check: DE_CHECK_* */
+	char check_path[256]; /* check_path=: the distenv-check binary */
 };
+
+enum { DE_CHECK_OFF, DE_CHECK_AUTO, DE_CHECK_SOCKET, DE_CHECK_NCCL };
+
+/* --dist-check=auto|socket|nccl|off (no value: auto). */
+int de_config_parse_check(struct de_config *c, const char *what,
+			  const char *val, struct de_err *err);
+const char *de_check_name(int check);
 
 void de_config_init(struct de_config *c);
 

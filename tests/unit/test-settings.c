@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <string.h>
+
 #include "settings.h"
 #include "tap.h"
 
@@ -43,7 +45,7 @@ int main(void)
 		char *const a[] = { "bogus=1" };
 
 		ok(parse(&c, 1, a, &e) == -1, "unknown key rejected");
-		is_str(e.msg, "plugstack.conf argument \"bogus=1\": unknown key (expected default=on|off, port_min=N, port_max=N, force=0|1)",
+		is_str(e.msg, "plugstack.conf argument \"bogus=1\": unknown key (expected default=on|off, port_min=N, port_max=N, force=0|1, check=off|auto|socket|nccl, check_path=PATH)",
 		       "unknown key error lists the valid keys");
 	}
 	{
@@ -84,6 +86,30 @@ int main(void)
 		ok(parse(&c, 1, a, &e) == -1, "empty key rejected");
 	}
 
+	{
+		char *const a[] = { "check=socket", "check_path=/opt/x/distenv-check" };
+
+		ok(parse(&c, 2, a, &e) == 0 && c.check == DE_CHECK_SOCKET &&
+		   strcmp(c.check_path, "/opt/x/distenv-check") == 0, "check= and check_path= applied");
+	}
+	{
+		char *const a[] = { "check=maybe" };
+
+		ok(parse(&c, 1, a, &e) == -1, "check=maybe rejected");
+		is_str(e.msg, "plugstack.conf argument check=maybe: expected auto, socket, nccl or off",
+		       "check error");
+	}
+	{
+		char *const a[] = { "check_path=relative/bin" };
+
+		ok(parse(&c, 1, a, &e) == -1, "relative check_path rejected");
+	}
+	de_config_init(&c);
+	ok(c.check == DE_CHECK_OFF, "check off by default");
+	ok(de_config_parse_check(&c, "--dist-check", NULL, &e) == 0 && c.check == DE_CHECK_AUTO,
+	   "--dist-check alone = auto");
+	ok(de_config_parse_check(&c, "--dist-check", "nccl", &e) == 0 && c.check == DE_CHECK_NCCL,
+	   "--dist-check=nccl");
 	de_config_init(&c);
 	ok(de_config_parse_dist_env(&c, "off", &e) == 0 && c.enabled == 0, "--dist-env=off");
 	ok(de_config_parse_dist_env(&c, "auto", &e) == 0 && c.enabled == 1, "--dist-env=auto");

@@ -1,0 +1,505 @@
+/* The NCCL backend: device choice, one nonblocking communicator per
+ * process, and a timed sum-allreduce of a host buffer copied to the GPU
+ * and back. Nothing here waits without a bound: init, the collective and
+ * teardown are polled (ncclCommGetAsyncError, cudaEventQuery) against
+ * --timeout, and the rendezvous connection is watched meanwhile so an
+ * ABORT from rank 0 stops this rank too. No GPU or no driver is "0
+ * visible GPUs", not a crash: the auto backend then picks sockets. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+/* nccl.h declares ncclGroupStart() and friends without a prototype. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <nccl.h>
+#pragma GCC diagnostic pop
+#ifndef NCCL_MAJOR
+#error "<nccl.h> found distenv's own src/check/nccl.h: drop -I<srcdir>/src/check from the flags, or put CUDA's include directory before it"
+#endif
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
+#error "the NCCL backend needs NCCL 2.14 or later (nonblocking communicators, ncclCommFinalize)"
+#endif
+
+#include "check.h"
+#include "nccl.h"
+
+_Static_assert(sizeof(ncclUniqueId) == DE_NCCL_ID_BYTES,
+	       "DE_NCCL_ID_BYTES must match NCCL_UNIQUE_ID_BYTES");
+
+/* How often the rendezvous connection is checked while NCCL works. */
+#define RDV_POLL_MS 100
+/* Teardown after the verdict: not worth the whole --timeout. */
+#define FINI_MAX_S 10
+
+/* One communicator per process, and what the collective reuses. */
+static ncclComm_t s_comm;
+static cudaStream_t s_stream;
+static cudaEvent_t s_ev_start, s_ev_stop;
+static int s_have_stream, s_have_events;
+static void *s_dbuf;
+static size_t s_dbuf_bytes;
+static int s_dev = -1;
+static int s_clean;      /* no error since init: finalize, else abort */
+static unsigned long s_calls; /* collectives run (the first one connects) */
+
+static const char *visible_devices(void)
+{
+	const char *v = getenv("CUDA_VISIBLE_DEVICES");
+
+	return v == NULL ? "unset" : *v == '\0' ? "\"\"" : v;
+}
+
+static int cuda_fail(struct de_fail *f, const char *call, cudaError_t e)
+{
+	s_clean = 0;
+	return de_fail_set(f, DE_D_NCCL, "%s: %s (%s)", call,
+			   cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+/* r is the call's result or the communicator's async error. A peer that
+ * went away (ncclRemoteError) is a lost peer, not a local NCCL fault. */
+static int nccl_fail(struct de_fail *f, const char *call, ncclResult_t r)
+{
+	const char *last = ncclGetLastError(s_comm);
+
+	s_clean = 0;
+	return de_fail_set(f, r == ncclRemoteError ? DE_D_PEER_LOST : DE_D_NCCL,
+			   "%s: %s%s%s", call, ncclGetErrorString(r),
+			   last != NULL && *last ? ": " : "",
+			   last != NULL ? last : "");
+}
+
+static void comm_abort(void)
+{
+	if (s_comm != NULL)
+		(void)ncclCommAbort(s_comm);
+	s_comm = NULL;
+	s_clean = 0;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+enum wait_for {
+	WAIT_COMM,   /* the communicator is no longer ncclInProgress */
+	WAIT_EVENT,  /* ... and s_ev_stop has completed */
+	WAIT_STREAM, /* ... and s_stream is idle */
+};
+
+enum wait_rc { WAIT_DONE, WAIT_FAILED, WAIT_DEADLINE };
+
+/* Polls until what is done, an NCCL/CUDA error (f set, named after op),
+ * an ABORT or EOF from rank 0 (f set by de_rdv_poll_abort), or deadline.
+ * Sleeps start short so small collectives are not slowed much, then
+ * settle at 1 ms. */
+static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
+			     const char *op, int64_t deadline,
+			     struct de_fail *f)
+{
+	int64_t next_rdv = de_now_ms() + RDV_POLL_MS;
+	long nap = 20;
+
+	for (;;) {
+		ncclResult_t st = ncclSuccess, r;
+		int64_t now;
+
+		if (s_comm != NULL) {
+			r = ncclCommGetAsyncError(s_comm, &st);
+			if (r != ncclSuccess)
+				return nccl_fail(f, "ncclCommGetAsyncError", r), WAIT_FAILED;
+			if (st != ncclSuccess && st != ncclInProgress)
+				return nccl_fail(f, op, st), WAIT_FAILED;
+		}
+		if (st == ncclSuccess) {
+			cudaError_t e = cudaSuccess;
+
+			if (what == WAIT_EVENT)
+				e = cudaEventQuery(s_ev_stop);
+			else if (what == WAIT_STREAM)
+				e = cudaStreamQuery(s_stream);
+			if (e == cudaSuccess)
+				return WAIT_DONE;
+			if (e != cudaErrorNotReady)
+				return cuda_fail(f, what == WAIT_EVENT ? "cudaEventQuery" :
+						 "cudaStreamQuery", e), WAIT_FAILED;
+		}
+		now = de_now_ms();
+		if (now >= deadline)
+			return WAIT_DEADLINE;
+		if (now >= next_rdv) {
+			next_rdv = now + RDV_POLL_MS;
+			if (c->rdv_fd >= 0 && de_rdv_poll_abort(c, f)) {
+				s_clean = 0;
+				return WAIT_FAILED;
+			}
+		}
+		sleep_us(nap);
+		if (nap < 1000)
+			nap *= 2;
+	}
+}
+
+int de_nccl_device_count(char *why, size_t why_len)
+{
+	cudaError_t e;
+	int n = 0;
+	char dummy[1];
+
+	if (why == NULL || why_len == 0) {
+		why = dummy;
+		why_len = sizeof(dummy);
+	}
+	why[0] = '\0';
+	e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError(); /* not sticky, but leave nothing behind */
+		snprintf(why, why_len, "cudaGetDeviceCount: %s (%s%s), CUDA_VISIBLE_DEVICES=%s",
+			 cudaGetErrorString(e), cudaGetErrorName(e),
+			 e == cudaErrorInsufficientDriver ?
+			 ": no NVIDIA driver loaded on this node, or one older than this CUDA runtime" :
+			 "", visible_devices());
+		return 0;
+	}
+	if (n <= 0) {
+		snprintf(why, why_len, "no CUDA device visible (CUDA_VISIBLE_DEVICES=%s)",
+			 visible_devices());
+		return 0;
+	}
+	return n;
+}
+
+int de_nccl_select(struct de_check *c, struct de_fail *f)
+{
+	char why[512];
+	int n = de_nccl_device_count(why, sizeof(why));
+	cudaError_t e;
+
+	if (n <= 0)
+		return de_fail_set(f, DE_D_GPU, "no GPU is visible: %s", why);
+	if (c->local_rank >= (uint32_t)n) {
+		/* main.c guarantees LOCAL_RANK < LOCAL_WORLD_SIZE, so here
+		 * more tasks share this node than it shows GPUs. */
+		if (n == 1 && c->local_world > 1)
+			return de_fail_set(f, DE_D_GPU,
+					   "LOCAL_RANK=%u but only 1 visible GPU (CUDA_VISIBLE_DEVICES=%s): "
+					   "one GPU per task (--gpus-per-task=1 or Slurm's GPU binding)? "
+					   "then each of the %u tasks on this node sees its own GPU as device 0: "
+					   "use device 0, not cuda:LOCAL_RANK; device chosen by RANK? that fails on every node but the first",
+					   c->local_rank, visible_devices(), c->local_world);
+		return de_fail_set(f, DE_D_GPU,
+				   "LOCAL_RANK=%u but only %d visible GPU%s (CUDA_VISIBLE_DEVICES=%s): "
+				   "%u tasks on this node share %d GPU%s; NCCL needs one GPU per rank: "
+				   "ask for --gpus-per-node=%u or fewer tasks per node; device chosen by RANK? use LOCAL_RANK",
+				   c->local_rank, n, n == 1 ? "" : "s", visible_devices(),
+				   c->local_world, n, n == 1 ? "" : "s", c->local_world);
+	}
+	e = cudaSetDevice((int)c->local_rank);
+	if (e != cudaSuccess)
+		return de_fail_set(f, DE_D_GPU,
+				   "cudaSetDevice(%u) (LOCAL_RANK, CUDA_VISIBLE_DEVICES=%s): %s (%s)",
+				   c->local_rank, visible_devices(), cudaGetErrorString(e),
+				   cudaGetErrorName(e));
+	s_dev = (int)c->local_rank;
+	snprintf(c->device, sizeof(c->device), "cuda:%d", s_dev);
+	return 0;
+}
+
+int de_nccl_unique_id(uint8_t id[DE_NCCL_ID_BYTES], struct de_fail *f)
+{
+	ncclUniqueId uid;
+	ncclResult_t r = ncclGetUniqueId(&uid);
+
+	if (r != ncclSuccess)
+		return nccl_fail(f, "ncclGetUniqueId", r);
+	memcpy(id, uid.internal, DE_NCCL_ID_BYTES);
+	return 0;
+}
+
+/* Names the likely cause when init does not finish: a rank that never
+ * called it, or NCCL's bootstrap on an interface the others cannot reach
+ * (the probe phase proved c->iface works). */
+static int init_timeout(struct de_check *c, struct de_fail *f)
+{
+	const char *ifn = getenv("NCCL_SOCKET_IFNAME");
+	char hint[160];
+
+	if (ifn != NULL && *ifn)
+		snprintf(hint, sizeof(hint), "NCCL_SOCKET_IFNAME=%s is set", ifn);
+	else
+		snprintf(hint, sizeof(hint),
+			 "if NCCL picks another interface, try NCCL_SOCKET_IFNAME=%s (the one the probe used)",
+			 c->iface[0] ? c->iface : "<iface>");
+	return de_fail_set(f, DE_D_TIMEOUT,
+			   "NCCL init (ncclCommInitRankConfig, %u ranks) did not complete within %d s: "
+			   "a rank never joined or NCCL cannot connect between nodes; %s; "
+			   "rerun with NCCL_DEBUG=INFO",
+			   c->world, c->o.timeout_s, hint);
+}
+
+int de_nccl_init(struct de_check *c, struct de_fail *f)
+{
+	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+	ncclUniqueId uid;
+	ncclResult_t r;
+	cudaError_t e;
+	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
+
+	if (s_comm != NULL)
+		return de_fail_set(f, DE_D_INTERNAL, "NCCL communicator initialized twice");
+	if (c->peers.nccl_id_len != DE_NCCL_ID_BYTES)
+		return de_fail_set(f, DE_D_INTERNAL,
+				   "rank 0's peer table carries no NCCL id (%u bytes)",
+				   (unsigned)c->peers.nccl_id_len);
+	if (c->world > INT32_MAX)
+		return de_fail_set(f, DE_D_INTERNAL, "WORLD_SIZE=%u is too large for NCCL", c->world);
+	if (s_dev < 0)
+		return de_fail_set(f, DE_D_INTERNAL, "NCCL init before a device was selected");
+	e = cudaSetDevice(s_dev);
+	if (e != cudaSuccess)
+		return cuda_fail(f, "cudaSetDevice", e);
+	if (!s_have_stream) {
+		e = cudaStreamCreateWithFlags(&s_stream, cudaStreamNonBlocking);
+		if (e != cudaSuccess)
+			return cuda_fail(f, "cudaStreamCreateWithFlags", e);
+		s_have_stream = 1;
+	}
+	if (!s_have_events) {
+		e = cudaEventCreate(&s_ev_start);
+		if (e != cudaSuccess)
+			return cuda_fail(f, "cudaEventCreate", e);
+		e = cudaEventCreate(&s_ev_stop);
+		if (e != cudaSuccess) {
+			cudaEventDestroy(s_ev_start);
+			return cuda_fail(f, "cudaEventCreate", e);
+		}
+		s_have_events = 1;
+	}
+	memcpy(uid.internal, c->peers.nccl_id, DE_NCCL_ID_BYTES);
+	cfg.blocking = 0; /* so a rank that never joins cannot hang us */
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 23, 0)
+	cfg.commName = "distenv-check"; /* names it in NCCL_DEBUG output */
+#endif
+	s_clean = 1;
+	r = ncclCommInitRankConfig(&s_comm, (int)c->world, uid, (int)c->rank, &cfg);
+	if (r != ncclSuccess && r != ncclInProgress) {
+		nccl_fail(f, "ncclCommInitRankConfig", r);
+		comm_abort();
+		return -1;
+	}
+	if (s_comm == NULL)
+		return de_fail_set(f, DE_D_NCCL, "ncclCommInitRankConfig returned %s but no communicator",
+				   ncclGetErrorString(r));
+	switch (wait_for(c, WAIT_COMM, "ncclCommInitRankConfig", deadline, f)) {
+	case WAIT_DONE:
+		return 0;
+	case WAIT_DEADLINE:
+		comm_abort();
+		return init_timeout(c, f);
+	case WAIT_FAILED:
+	default:
+		/* Two ranks on one GPU: NCCL refuses, and that is a device
+		 * choice problem, not an NCCL one. */
+		if (f->diag == DE_D_NCCL && strstr(f->msg, "Duplicate GPU") != NULL) {
+			char msg[sizeof(f->msg)];
+
+			snprintf(msg, sizeof(msg), "%s", f->msg);
+			de_fail_set(f, DE_D_GPU,
+				    "two ranks of this job use the same GPU (LOCAL_RANK=%u, CUDA_VISIBLE_DEVICES=%s): "
+				    "NCCL needs one GPU per rank; %s",
+				    c->local_rank, visible_devices(), msg);
+		}
+		comm_abort();
+		return -1;
+	}
+}
+
+static int nccl_type(enum de_dtype t, ncclDataType_t *out)
+{
+	switch (t) {
+	case DE_F32: *out = ncclFloat32; return 0;
+	case DE_F64: *out = ncclFloat64; return 0;
+	case DE_I32: *out = ncclInt32; return 0;
+	case DE_I64: *out = ncclInt64; return 0;
+	}
+	return -1;
+}
+
+/* The device buffer grows to the largest size asked for and stays. */
+static int ensure_buffer(size_t bytes, struct de_fail *f)
+{
+	cudaError_t e;
+	size_t want = bytes ? bytes : 1;
+
+	if (s_dbuf != NULL && s_dbuf_bytes >= want)
+		return 0;
+	if (s_dbuf != NULL) {
+		e = cudaFree(s_dbuf);
+		s_dbuf = NULL;
+		s_dbuf_bytes = 0;
+		if (e != cudaSuccess)
+			return cuda_fail(f, "cudaFree", e);
+	}
+	e = cudaMalloc(&s_dbuf, want);
+	if (e != cudaSuccess) {
+		s_dbuf = NULL;
+		s_clean = 0;
+		return de_fail_set(f, DE_D_NCCL, "cudaMalloc(%zu bytes) on cuda:%d: %s (%s)",
+				   want, s_dev, cudaGetErrorString(e), cudaGetErrorName(e));
+	}
+	s_dbuf_bytes = want;
+	return 0;
+}
+
+static int allreduce_timeout(struct de_check *c, size_t bytes, struct de_fail *f)
+{
+	comm_abort();
+	return de_fail_set(f, DE_D_TIMEOUT,
+			   "allreduce of %zu bytes did not complete within %d s%s: "
+			   "a peer is stuck or lost; rerun with NCCL_DEBUG=INFO",
+			   bytes, c->o.timeout_s,
+			   s_calls == 0 ? " (the first one, which also sets up NCCL's connections)" : "");
+}
+
+int de_nccl_allreduce(struct de_check *c, void *buf, size_t count,
+		      enum de_dtype t, int iters, double *usec,
+		      struct de_fail *f)
+{
+	ncclDataType_t nt;
+	size_t esz = de_dtype_size(t), bytes;
+	double total = 0;
+	cudaError_t e;
+	ncclResult_t r;
+	int i;
+
+	*usec = 0;
+	if (s_comm == NULL)
+		return de_fail_set(f, DE_D_INTERNAL, "NCCL allreduce without a communicator");
+	if (nccl_type(t, &nt) || esz == 0)
+		return de_fail_set(f, DE_D_INTERNAL, "NCCL allreduce: dtype %d outside the enum", (int)t);
+	if (count > SIZE_MAX / esz)
+		return de_fail_set(f, DE_D_INTERNAL, "NCCL allreduce: %zu elements overflow", count);
+	bytes = count * esz;
+	if (iters < 1)
+		iters = 1;
+	if (ensure_buffer(bytes, f))
+		return -1;
+	for (i = 0; i < iters; i++) {
+		int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
+		float ms = 0;
+
+		/* Every iteration reduces the same input: the host buffer
+		 * is not touched until the copy back. */
+		if (bytes > 0) {
+			e = cudaMemcpyAsync(s_dbuf, buf, bytes, cudaMemcpyHostToDevice, s_stream);
+			if (e != cudaSuccess)
+				return cuda_fail(f, "cudaMemcpyAsync (host to device)", e);
+		}
+		e = cudaEventRecord(s_ev_start, s_stream);
+		if (e != cudaSuccess)
+			return cuda_fail(f, "cudaEventRecord", e);
+		r = ncclAllReduce(s_dbuf, s_dbuf, count, nt, ncclSum, s_comm, s_stream);
+		if (r != ncclSuccess && r != ncclInProgress) {
+			nccl_fail(f, "ncclAllReduce", r);
+			comm_abort();
+			return -1;
+		}
+		/* Nonblocking: nothing more goes on the stream until NCCL has
+		 * enqueued the collective. */
+		if (r == ncclInProgress) {
+			switch (wait_for(c, WAIT_COMM, "ncclAllReduce", deadline, f)) {
+			case WAIT_DONE:
+				break;
+			case WAIT_DEADLINE:
+				return allreduce_timeout(c, bytes, f);
+			case WAIT_FAILED:
+			default:
+				comm_abort();
+				return -1;
+			}
+		}
+		e = cudaEventRecord(s_ev_stop, s_stream);
+		if (e != cudaSuccess)
+			return cuda_fail(f, "cudaEventRecord", e);
+		switch (wait_for(c, WAIT_EVENT, "ncclAllReduce", deadline, f)) {
+		case WAIT_DONE:
+			break;
+		case WAIT_DEADLINE:
+			return allreduce_timeout(c, bytes, f);
+		case WAIT_FAILED:
+		default:
+			comm_abort();
+			return -1;
+		}
+		s_calls++;
+		e = cudaEventElapsedTime(&ms, s_ev_start, s_ev_stop);
+		if (e != cudaSuccess)
+			return cuda_fail(f, "cudaEventElapsedTime", e);
+		total += (double)ms * 1000.0;
+	}
+	if (bytes > 0) {
+		int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
+
+		e = cudaMemcpyAsync(buf, s_dbuf, bytes, cudaMemcpyDeviceToHost, s_stream);
+		if (e != cudaSuccess)
+			return cuda_fail(f, "cudaMemcpyAsync (device to host)", e);
+		switch (wait_for(c, WAIT_STREAM, "cudaMemcpyAsync", deadline, f)) {
+		case WAIT_DONE:
+			break;
+		case WAIT_DEADLINE:
+			comm_abort();
+			return de_fail_set(f, DE_D_TIMEOUT,
+					   "copying %zu bytes back from cuda:%d did not complete within %d s",
+					   bytes, s_dev, c->o.timeout_s);
+		case WAIT_FAILED:
+		default:
+			comm_abort();
+			return -1;
+		}
+	}
+	*usec = total / iters;
+	return 0;
+}
+
+void de_nccl_fini(struct de_check *c)
+{
+	if (s_comm != NULL && s_clean) {
+		/* Finalize needs every rank; one that is gone must not keep
+		 * this one here: bounded, then abort. */
+		int lim = c->o.timeout_s < FINI_MAX_S ? c->o.timeout_s : FINI_MAX_S;
+		int64_t deadline = de_now_ms() + (int64_t)lim * 1000;
+		struct de_fail ignored;
+		ncclResult_t r = ncclCommFinalize(s_comm);
+
+		memset(&ignored, 0, sizeof(ignored));
+		if ((r == ncclSuccess || r == ncclInProgress) &&
+		    wait_for(c, WAIT_COMM, "ncclCommFinalize", deadline, &ignored) == WAIT_DONE) {
+			(void)ncclCommDestroy(s_comm);
+			s_comm = NULL;
+		}
+	}
+	comm_abort(); /* whatever is left: an error earlier, or finalize failed */
+	if (s_dbuf != NULL)
+		(void)cudaFree(s_dbuf);
+	s_dbuf = NULL;
+	s_dbuf_bytes = 0;
+	if (s_have_events) {
+		(void)cudaEventDestroy(s_ev_start);
+		(void)cudaEventDestroy(s_ev_stop);
+		s_have_events = 0;
+	}
+	if (s_have_stream)
+		(void)cudaStreamDestroy(s_stream);
+	s_have_stream = 0;
+	s_calls = 0;
+	s_clean = 0;
+}
