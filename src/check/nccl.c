@@ -309,7 +309,8 @@ int de_nccl_init(struct de_check *c, struct de_fail *f)
 	default:
 		/* Two ranks on one GPU: NCCL refuses, and that is a device
 		 * choice problem, not an NCCL one. */
-		if (f->diag == DE_D_NCCL && strstr(f->msg, "Duplicate GPU") != NULL) {
+		if (f->diag == DE_D_NCCL && !f->from_rank0 &&
+		    strstr(f->msg, "Duplicate GPU") != NULL) {
 			char msg[sizeof(f->msg)];
 
 			snprintf(msg, sizeof(msg), "%s", f->msg);
