@@ -10,6 +10,14 @@ SPANK_PLUGIN(distenv, 1);
 
 struct de_plugin de_plugin;
 
+/* An optional-argument option given without a value to sbatch reaches
+ * the job's sruns as the literal string "(null)" (Slurm prints the NULL
+ * into SLURM_SPANK__SLURM_SPANK_OPTION_*): treat it as no value. */
+static const char *optval(const char *optarg)
+{
+	return (optarg != NULL && strcmp(optarg, "(null)") == 0) ? NULL : optarg;
+}
+
 /* Option callbacks may run twice in slurmstepd: each only assigns. */
 static int opt_env(int val, const char *optarg, int remote)
 {
@@ -17,6 +25,7 @@ static int opt_env(int val, const char *optarg, int remote)
 
 	(void)val;
 	(void)remote;
+	optarg = optval(optarg);
 	if (optarg != NULL && strcmp(optarg, "verbose") == 0) {
 		de_plugin.cfg.enabled = 1;
 		de_plugin.verbose = 1;
@@ -55,6 +64,7 @@ static int opt_check(int val, const char *optarg, int remote)
 	struct de_err e;
 
 	(void)val;
+	optarg = optval(optarg);
 	if (de_config_parse_check(&de_plugin.cfg, "--dist-check", optarg, &e) == 0)
 		return 0;
 	slurm_error(DE_LOG_PREFIX "%s", e.msg);

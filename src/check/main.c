@@ -23,7 +23,7 @@
 #include "parse.h"
 #include "settings.h"
 #ifdef HAVE_NCCL
-#include "nccl.h"
+#include "nccl_backend.h"
 #endif
 
 #define DEFAULT_COUNT 262147 /* ~1 MiB of float32, not divisible by small worlds */
@@ -396,7 +396,7 @@ static int choose_backend(struct de_check *c, struct de_fail *f)
 	snprintf(c->device, sizeof(c->device), "cpu");
 #ifdef HAVE_NCCL
 	{
-		char why[256] = "";
+		char why[512] = "";
 		int gpus = de_nccl_device_count(why, sizeof(why));
 
 		if (c->o.backend == DE_BACKEND_AUTO)
@@ -433,6 +433,10 @@ static void print_fail(const struct de_check *c, const struct de_fail *f)
 		printf("{\"rank\":%u,\"world\":%u,\"node\":\"%s\",\"ok\":false,"
 		       "\"diagnosis\":\"%s\",\"message\":\"%s\",\"hint\":\"%s\"}\n",
 		       c->rank, c->world, c->host, de_diag_name(f->diag), msg,
+		       de_diag_hint(f->diag));
+	} else if (c->world == 0) {
+		/* No rank yet: the environment itself is the problem. */
+		printf("distenv-check: FAIL %s: %s -- %s\n", de_diag_name(f->diag), f->msg,
 		       de_diag_hint(f->diag));
 	} else {
 		printf("[rank %u/%u] node=%s FAIL %s: %s -- %s\n", c->rank, c->world,
@@ -559,9 +563,9 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 		return -1;
 	if (c->rank == 0 && !c->o.json) {
 		rank_ranges(c, ranges, sizeof(ranges));
-		printf("distenv-check: PASS: %u ranks on %d node%s (%s); data interface %s (%s); "
+		printf("distenv-check: PASS: %u rank%s on %d node%s (%s); data interface %s (%s); "
 		       "rendezvous %.0f ms; allreduce of %zu %s verified on every rank\n",
-		       c->world, nodes_in(c), nodes_in(c) == 1 ? "" : "s", ranges, c->iface,
+		       c->world, c->world == 1 ? "" : "s", nodes_in(c), nodes_in(c) == 1 ? "" : "s", ranges, c->iface,
 		       c->iface_how, c->rdv_ms, count, de_dtype_name(t));
 	}
 	return 0;
@@ -601,8 +605,8 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 		}
 		if (c->rank == 0) {
 			if (!printed++) {
-				printf("# distenv-check --bench: %u ranks, %d nodes, backend %s, %s, %d iters (+%d warm-up)\n",
-				       c->world, nodes_in(c), backend_name(c->backend),
+				printf("# distenv-check --bench: %u ranks, %d node%s, backend %s, %s, %d iters (+%d warm-up)\n",
+				       c->world, nodes_in(c), nodes_in(c) == 1 ? "" : "s", backend_name(c->backend),
 				       de_dtype_name(t), c->o.iters, c->o.warmup);
 				printf("%12s %12s %8s %6s %12s %12s %12s %8s\n", "size", "count",
 				       "type", "redop", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");

@@ -20,14 +20,14 @@
 #include <nccl.h>
 #pragma GCC diagnostic pop
 #ifndef NCCL_MAJOR
-#error "<nccl.h> found distenv's own src/check/nccl.h: drop -I<srcdir>/src/check from the flags, or put CUDA's include directory before it"
+#error "<nccl.h> is not NCCL's header: check the include path (--with-nccl)"
 #endif
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
 #error "the NCCL backend needs NCCL 2.14 or later (nonblocking communicators, ncclCommFinalize)"
 #endif
 
 #include "check.h"
-#include "nccl.h"
+#include "nccl_backend.h"
 
 _Static_assert(sizeof(ncclUniqueId) == DE_NCCL_ID_BYTES,
 	       "DE_NCCL_ID_BYTES must match NCCL_UNIQUE_ID_BYTES");

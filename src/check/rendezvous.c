@@ -388,6 +388,14 @@ static void on_report(struct conn *k, const struct de_text *t)
 	}
 	k->reported = 1;
 	k->report = *t;
+	/* In a collective, one failure is the verdict: the other ranks may be
+	 * blocked inside it (NCCL) and must hear it now, not at the timeout.
+	 * The probe waits for all reports to name the node everyone fails. */
+	if (S.phase > 0 && t->code != DE_OK) {
+		srv_abort((enum de_diag)t->code, (uint32_t)k->rank, "rank %" PRId64 " on %s: %s",
+			  k->rank, k->h.host, t->text);
+		return;
+	}
 	for (i = 0; i < S.c->world; i++)
 		if (!S.byrank[i]->reported)
 			return;

@@ -399,7 +399,9 @@ void de_ring_close(struct de_check *c)
 
 /* One ring step: send slen bytes from sbuf to the right while receiving
  * rlen bytes from the left; received bytes are reduced into rdst
- * (reduce != 0, via tmp) or written to it. */
+ * (reduce != 0, via tmp) or written to it. Both directions are tried
+ * without waiting first, and a short spin precedes a poll: for small
+ * messages the wake-up from poll costs more than the transfer. */
 static int ring_step(struct de_check *c, const uint8_t *sbuf, size_t slen,
 		     uint8_t *rdst, size_t rlen, int reduce, uint8_t *tmp,
 		     enum de_dtype t, struct de_fail *f)
@@ -409,23 +411,12 @@ static int ring_step(struct de_check *c, const uint8_t *sbuf, size_t slen,
 	uint32_t right = (c->rank + 1) % c->world;
 	uint32_t left = (c->rank + c->world - 1) % c->world;
 	struct pollfd p[3];
+	int spins = 0;
 
 	while (sent < slen || got < rlen) {
-		int n, progress = 0;
+		int progress = 0;
 
-		p[0].fd = sent < slen ? c->right_fd : -1;
-		p[0].events = POLLOUT;
-		p[1].fd = got < rlen ? c->left_fd : -1;
-		p[1].events = POLLIN;
-		p[2].fd = c->rdv_fd;
-		p[2].events = POLLIN;
-		p[0].revents = p[1].revents = p[2].revents = 0;
-		n = poll(p, 3, 1000);
-		if (n < 0 && errno != EINTR)
-			return de_fail_set(f, DE_D_INTERNAL, "poll: %s", strerror(errno));
-		if (p[2].revents && de_rdv_poll_abort(c, f))
-			return -1;
-		if (p[0].revents) {
+		if (sent < slen) {
 			size_t want = slen - sent > CHUNK ? CHUNK : slen - sent;
 			ssize_t k = send(c->right_fd, sbuf + sent, want,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -439,7 +430,7 @@ static int ring_step(struct de_check *c, const uint8_t *sbuf, size_t slen,
 						   right, host_of(c, right), strerror(errno));
 			}
 		}
-		if (p[1].revents) {
+		if (got < rlen) {
 			uint8_t *into = reduce ? tmp + fill : rdst + got;
 			size_t want = rlen - got;
 			ssize_t k;
@@ -457,18 +448,33 @@ static int ring_step(struct de_check *c, const uint8_t *sbuf, size_t slen,
 				got += (size_t)k;
 				progress = 1;
 				if (reduce) {
-					size_t whole;
-
 					fill += (size_t)k;
-					whole = fill - fill % esz;
 					if (fill == CHUNK || got == rlen) {
-						de_reduce_sum(t, rdst + got - fill, tmp, whole / esz);
+						de_reduce_sum(t, rdst + got - fill, tmp, fill / esz);
 						fill = 0;
 					}
 				}
 			}
 		}
 		if (progress) {
+			spins = 0;
+			continue;
+		}
+		if (++spins < 200)
+			continue;
+		spins = 0;
+		p[0].fd = sent < slen ? c->right_fd : -1;
+		p[0].events = POLLOUT;
+		p[1].fd = got < rlen ? c->left_fd : -1;
+		p[1].events = POLLIN;
+		p[2].fd = c->rdv_fd;
+		p[2].events = POLLIN;
+		p[0].revents = p[1].revents = p[2].revents = 0;
+		if (poll(p, 3, 1000) < 0 && errno != EINTR)
+			return de_fail_set(f, DE_D_INTERNAL, "poll: %s", strerror(errno));
+		if (p[2].revents && de_rdv_poll_abort(c, f))
+			return -1;
+		if (p[0].revents || p[1].revents) {
 			last = de_now_ms();
 		} else if (de_now_ms() - last > idle) {
 			return de_fail_set(f, DE_D_TIMEOUT,

@@ -55,7 +55,7 @@ for dt in float32 float64 int32 int64; do
 done
 tap_is "$bad" "" "every dtype at counts 0, 1, 3, 1000003 on 2x2 verifies"
 out=$(cx srun -N2 -n2 "$CHECK" --json --timeout=20 2>&1)
-tap_like "$out" '^\{"rank":1,"world":2,"node":"node2",.*"allreduce":3,"expected":3,"wrong":0,.*"ok":true\}' "--json: one object per rank"
+tap_like "$out" '\{"rank":1,"world":2,"node":"node2",.*"allreduce":3,"expected":3,"wrong":0,.*"ok":true\}' "--json: one object per rank"
 
 # --- bench ------------------------------------------------------------------
 out=$(cx srun -N2 -n2 "$CHECK" --bench --sizes=8:1M --iters=3 --warmup=1 --timeout=20 2>&1) && rc=0 || rc=$?
@@ -73,6 +73,31 @@ if [ "$rc" -eq 0 ] && ok_lines "$out" 2 && [ "$(grep -c '^program ran' <<<"$out"
 else
 	tap_fail "srun --dist-check success path (rc=$rc)" "$out"
 fi
+
+# sbatch --dist-check: the option reaches the job's steps.
+cat >"$tmp/dc.sh" <<JOB
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1 -o $tmp/dc.out
+srun bash -c 'echo "step program rank=\$RANK"'
+JOB
+jobid=$(cx sbatch --parsable --dist-check "$tmp/dc.sh" 2>&1) || true
+if [[ "$jobid" =~ ^[0-9]+$ ]] && cluster_wait_job "$jobid" 60 && ok_lines "$(cat "$tmp/dc.out")" 2 \
+	&& [ "$(grep -c '^step program' "$tmp/dc.out")" = 2 ]; then
+	tap_ok "sbatch --dist-check: the check runs in the job's srun step before its program"
+else
+	tap_fail "sbatch --dist-check" "$jobid" "$(cat "$tmp/dc.out" 2>&1)"
+fi
+# plugstack check=auto: every step is checked without asking.
+cluster_plugstack check=auto
+out=$(cx srun -N2 -n2 bash -c 'echo "ran $RANK"' 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 0 ] && ok_lines "$out" 2 && [ "$(grep -c '^ran ' <<<"$out")" = 2 ]; then
+	tap_ok "plugstack check=auto: steps are checked by default"
+else
+	tap_fail "plugstack check=auto (rc=$rc)" "$out"
+fi
+out=$(cx srun -N2 -n2 --dist-check=off bash -c 'echo "ran $RANK"' 2>&1)
+tap_is "$(grep -c '^\[rank' <<<"$out")" "0" "--dist-check=off opts a job out of check=auto"
+cluster_plugstack
 
 # --- faults -----------------------------------------------------------------
 # node2's own firewall drops new inbound TCP to ephemeral ports (the data
@@ -128,6 +153,15 @@ out=$(cx srun -N2 -n2 env MASTER_ADDR=localhost "$CHECK" --timeout=5 2>&1) && rc
 tap_like "$out" "FAIL master-loopback: MASTER_ADDR=localhost is 127.0.0.1 \(loopback\) but the job spans 2 nodes" "MASTER_ADDR=localhost on 2 nodes: master-loopback"
 out=$(cx srun -N2 -n2 env MASTER_ADDR=nodeX "$CHECK" --timeout=5 2>&1) && rc=0 || rc=$?
 tap_like "$out" "FAIL master-unresolvable" "MASTER_ADDR that does not resolve: master-unresolvable"
+
+# Ranks started with different sizes: size-mismatch, named.
+out=$(cx srun -N2 -n2 bash -c 'exec "$0" --timeout=6 --count=$((100 + SLURM_PROCID))' "$CHECK" 2>&1) && rc=0 || rc=$?
+tap_like "$out" 'FAIL size-mismatch: rank 1 on node2 runs "check float32 count=101' "ranks with different --count: size-mismatch naming the rank"
+
+# The Debian/Ubuntu 127.0.1.1 trap: this node's name resolves to loopback.
+printf '127.0.0.1 localhost\n127.0.1.1 node2\n10.77.0.11 node1\n' >"$tmp/hosts-loopback"
+out=$(cx srun -N2 -n2 bash -c 'if [ "$SLURM_PROCID" = 1 ]; then exec unshare -m sh -c "mount --bind $1 /etc/hosts && exec $0 --timeout=6"; fi; exec "$0" --timeout=6' "$CHECK" "$tmp/hosts-loopback" 2>&1) && rc=0 || rc=$?
+tap_like "$out" "\[rank 1/2\] node=node2 FAIL hostname-loopback: this node's name node2 resolves to 127.0.1.1 \(loopback\) on a 2-node job" "hostname resolving to 127.0.1.1 on a 2-node job: hostname-loopback"
 
 # Duplicate RANK: Slurm variables expanded once (every task says 0).
 start=$SECONDS

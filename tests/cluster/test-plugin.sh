@@ -10,8 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/cluster.sh
 . "$here/../lib/cluster.sh"
 
-cluster_require
-cluster_up --nodes 2 --cpus 4
+cluster_require --nodes 2 --cpus 4
 
 VARS="RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK GROUP_WORLD_SIZE MASTER_ADDR MASTER_PORT OMP_NUM_THREADS"
 # One line per task: host and the variables, sorted by RANK.

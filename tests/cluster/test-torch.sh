@@ -9,10 +9,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/cluster.sh
 . "$here/../lib/cluster.sh"
 
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null \
-	|| tap_skip_all "Debian's python3-torch is not installed (scripts/setup installs it)"
-cluster_require
-cluster_up --nodes 2 --cpus 4
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	tap_skip_all "Debian's python3-torch is not installed (scripts/setup installs it)"
+fi
+cluster_require --nodes 2 --cpus 4
 check="$here/../../scripts/torch-allreduce-check.py"
 
 run_check() { # N_NODES TASKS_PER_NODE

@@ -1,8 +1,8 @@
 /* The NCCL backend (built only when configure found CUDA + NCCL). The
  * rendezvous, the probe and the verification are the socket path's; only
  * device choice, communicator and collective are NCCL's. */
-#ifndef DISTENV_NCCL_H
-#define DISTENV_NCCL_H
+#ifndef DISTENV_NCCL_BACKEND_H
+#define DISTENV_NCCL_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
