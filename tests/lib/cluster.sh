@@ -71,6 +71,10 @@ cluster_require() {
 	if [[ $(id -u) -ne 0 ]]; then
 		tap_skip_all "needs root (network namespaces, Slurm daemons)"
 	fi
+	# There is one local cluster per machine: one test file uses it at a
+	# time (held until this shell exits).
+	exec {CLUSTER_LOCK_FD}>"${DISTENV_CLUSTER_TESTLOCK:-/run/distenv-cluster.testlock}"
+	flock "$CLUSTER_LOCK_FD"
 	out=$(cluster_up_raw "$@" 2>&1) || rc=$?
 	if ((rc)); then
 		tap_fail "local cluster comes up ($DISTENV_CLUSTER up $*)" \
