@@ -12,6 +12,7 @@
 #include "proto.h"
 
 int64_t de_now_ms(void);
+int64_t de_now_us(void);
 
 struct de_addr {
 	struct sockaddr_storage ss;

@@ -774,7 +774,7 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 		if (last == DE_CONN_OK)
 			break;
 		if (last != DE_CONN_TIMEOUT)
-			usleep(100000);
+			usleep(20000);
 	}
 	if (fd < 0) {
 		char a[64];
