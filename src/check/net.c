@@ -312,11 +312,12 @@ int de_route_source(const struct de_addr *dst, struct de_addr *out,
 
 void de_sock_tune(int fd)
 {
-	int one = 1, buf = 4 << 20;
+	int one = 1;
 
+	/* Latency for small messages. Buffer sizes are left to the kernel:
+	 * setting SO_SNDBUF/SO_RCVBUF turns off TCP autotuning and caps them
+	 * at net.core.[rw]mem_max, slower than what autotuning reaches. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 }
 
 int de_send_all(int fd, const void *buf, size_t len, int64_t deadline)

@@ -22,6 +22,9 @@
 #define PURPOSE_RING 2
 /* Bytes moved per system call; a multiple of every dtype size. */
 #define CHUNK (256u << 10)
+/* Spin before sleeping only when little is left: for bulk transfers the
+ * kernel needs the CPU more than we do. */
+#define SPIN_BYTES (64u << 10)
 
 static const char *host_of(const struct de_check *c, uint32_t r)
 {
@@ -465,7 +468,7 @@ static int ring_step(struct de_check *c, const uint8_t *sbuf, size_t slen,
 		 * before sleeping in poll. */
 		if (spin_since == 0)
 			spin_since = de_now_us();
-		if (de_now_us() - spin_since < 30) {
+		if (de_now_us() - spin_since < 30 && slen - sent + rlen - got <= SPIN_BYTES) {
 			sched_yield();
 			continue;
 		}
