@@ -13,6 +13,7 @@
 #include "ring.h"
 
 enum de_backend { DE_BACKEND_AUTO, DE_BACKEND_SOCKET, DE_BACKEND_NCCL };
+enum { DE_AUTH_NONE, DE_AUTH_SECRET, DE_AUTH_MUNGE };
 
 struct de_opts {
 	enum de_backend backend;
@@ -22,6 +23,7 @@ struct de_opts {
 	int iters, warmup;
 	enum de_dtype dtype;
 	int json, quiet;
+	int insecure;
 };
 
 /* A failure: the diagnosis and one line about this instance of it. */
@@ -48,6 +50,12 @@ struct de_check {
 	const char *nodelist;   /* the step's nodes when known (diagnoses) */
 	char **expect_host;     /* rank -> host Slurm placed it on, or NULL */
 	int nphases;            /* phases after the peer table: probe + collectives */
+	/* authentication (auth.c) */
+	int auth_mode;          /* DE_AUTH_* */
+	uint8_t secret_key[32]; /* from DISTENV_SECRET */
+	uint8_t session_key[32];
+	int have_session;
+	unsigned int uid;
 	enum de_backend backend; /* resolved */
 	char device[64];          /* "cpu" or "cuda:0" */
 	/* where we listen for data connections */

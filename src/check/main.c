@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "check.h"
 #include "hostlist.h"
 #include "layout.h"
@@ -51,7 +52,11 @@ static void usage(FILE *out)
 		"  --warmup=N                  untimed iterations per size (default 5)\n"
 		"  --json                      one JSON object per rank instead of the line\n"
 		"  --quiet                     only failures and rank 0's verdict\n"
+		"  --insecure                  no authentication (anyone may join): only with a warning\n"
 		"  --help, --version\n\n"
+		"Authentication: MUNGE where munged runs (every Slurm node; the socket from\n"
+		"slurm.conf's AuthInfo or DISTENV_MUNGE_SOCKET), else DISTENV_SECRET or\n"
+		"DISTENV_SECRET_FILE (the same secret in every rank), else --insecure.\n"
 		"Environment: DISTENV_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME)\n"
 		"picks the data interface; by default the one that routes to MASTER_ADDR.\n"
 		"Exit status: 0 every rank verified, 1 the check failed, 2 usage error.\n",
@@ -94,6 +99,7 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "insecure", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -168,6 +174,9 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 			break;
 		case 'q':
 			c->o.quiet = 1;
+			break;
+		case 'I':
+			c->o.insecure = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -564,9 +573,9 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 	if (c->rank == 0 && !c->o.json) {
 		rank_ranges(c, ranges, sizeof(ranges));
 		printf("distenv-check: PASS: %u rank%s on %d node%s (%s); data interface %s (%s); "
-		       "rendezvous %.0f ms; allreduce of %zu %s verified on every rank\n",
+		       "rendezvous %.0f ms (authentication: %s); allreduce of %zu %s verified on every rank\n",
 		       c->world, c->world == 1 ? "" : "s", nodes_in(c), nodes_in(c) == 1 ? "" : "s", ranges, c->iface,
-		       c->iface_how, c->rdv_ms, count, de_dtype_name(t));
+		       c->iface_how, c->rdv_ms, de_auth_name(c), count, de_dtype_name(t));
 	}
 	return 0;
 }
@@ -653,7 +662,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (read_env(&c, &f) || de_dtype_world_ok(c.o.dtype, c.world, &e) < 0 ||
-	    choose_backend(&c, &f) || preflight(&c, &f)) {
+	    de_auth_init(&c, c.o.insecure, &f) || choose_backend(&c, &f) || preflight(&c, &f)) {
 		if (f.diag == DE_OK)
 			de_fail_set(&f, DE_D_USAGE, "%s", e.msg);
 		print_fail(&c, &f);
@@ -674,7 +683,7 @@ int main(int argc, char **argv)
 			c.peers.nccl_id_len = DE_NCCL_ID_BYTES;
 		}
 #endif
-		if (de_rdv_server_start(&c, &f))
+		if (de_auth_session_new(&c, &f) || de_rdv_server_start(&c, &f))
 			goto out;
 	}
 	if (de_acceptor_start(&c, &f) || de_rdv_join(&c, &f))

@@ -17,6 +17,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "check.h"
 
 /* A connection that has not said HELLO within this long is dropped. */
@@ -48,6 +49,7 @@ struct conn {
 	struct de_hello h;
 	int reported;
 	struct de_text report;
+	uint8_t nonce[DE_NONCE_BYTES]; /* our challenge to it */
 };
 
 static struct {
@@ -62,6 +64,7 @@ static struct {
 	int64_t deadline;
 	int done;
 	struct conn *extra; /* a rejected claimant who should hear why too */
+	unsigned rejected;  /* connections refused for authentication */
 } S;
 
 static void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -158,14 +161,15 @@ static void abort_missing(void)
 	if (off >= sizeof(list) - 320)
 		snprintf(list + off, sizeof(list) - off, ", ...");
 	srv_abort(DE_D_MISSING_RANKS, 0,
-		  "%u of %u ranks never reached %s:%u within %d s: rank%s %s",
+		  "%u of %u ranks never reached %s:%u within %d s: rank%s %s%s",
 		  missing, S.c->world, S.c->master, S.c->master_port,
-		  S.c->o.timeout_s, missing > 1 ? "s" : "", list);
+		  S.c->o.timeout_s, missing > 1 ? "s" : "", list,
+		  S.rejected ? " (and connections were refused for authentication: see rank 0's log)" : "");
 }
 
 static void send_peers(void)
 {
-	struct de_peers p;
+	static struct de_peers p; /* large (auth buffer): not on the stack */
 	struct de_buf b = { 0 };
 	struct de_err e;
 	uint32_t i, j, nodes = 0;
@@ -198,14 +202,27 @@ static void send_peers(void)
 	}
 	p.nccl_id_len = S.c->peers.nccl_id_len;
 	memcpy(p.nccl_id, S.c->peers.nccl_id, sizeof(p.nccl_id));
+	p.auth[0] = '\0';
+	/* The table as encoded without proof is what every proof binds. */
 	if (de_enc_peers(&b, &p, &e)) {
 		srv_abort(DE_D_INTERNAL, 0, "peer table: %s", e.msg);
-	} else {
-		for (i = 0; i < p.world; i++)
-			if (de_send_all(S.byrank[i]->fd, b.data, b.len, dl))
-				srv_log("sending the peer table to rank %u: %s", i,
-					strerror(errno));
+		goto out;
 	}
+	for (i = 0; i < p.world; i++) {
+		struct de_buf rb = { 0 };
+		struct de_fail f;
+
+		if (de_auth_peers_make(S.c, b.data, b.len, i, S.byrank[i]->h.nonce,
+				       p.auth, sizeof(p.auth), &f)) {
+			srv_abort(f.diag, i, "%s", f.msg);
+			goto out;
+		}
+		if (de_enc_peers(&rb, &p, &e) == 0 &&
+		    de_send_all(S.byrank[i]->fd, rb.data, rb.len, dl))
+			srv_log("sending the peer table to rank %u: %s", i, strerror(errno));
+		de_buf_free(&rb);
+	}
+out:
 	de_buf_free(&b);
 	free(p.peer);
 }
@@ -225,6 +242,18 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 			  "this rendezvous belongs to another job");
 		conn_close(k);
 		return;
+	}
+	{
+		char why[256];
+
+		if (de_auth_hello_check(S.c, k->nonce, h, why, sizeof(why))) {
+			srv_log("rejected %s (claims rank %u on %s): %s", k->from, h->rank,
+				h->host, why);
+			send_text(k, DE_MSG_REJECT, DE_D_AUTH, h->rank, why);
+			S.rejected++;
+			conn_close(k);
+			return;
+		}
 	}
 	if (S.phase >= 0) {
 		srv_log("rejected %s (rank %u on %s): the world is already complete",
@@ -525,6 +554,16 @@ static void on_accept(void)
 		 ":%u", de_addr_port(&a));
 	S.npending++;
 	track_pending(k);
+	/* Challenge first: a HELLO must be made for this connection. */
+	{
+		struct de_buf b = { 0 };
+		struct de_err e;
+
+		de_auth_nonce(k->nonce);
+		if (de_enc_challenge(&b, k->nonce, &e) == 0)
+			de_send_all(fd, b.data, b.len, de_now_ms() + 1000);
+		de_buf_free(&b);
+	}
 	ev.events = EPOLLIN;
 	ev.data.ptr = k;
 	epoll_ctl(S.efd, EPOLL_CTL_ADD, fd, &ev);
@@ -740,11 +779,14 @@ static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
 {
 	struct de_text t;
 	struct de_err e;
+	enum de_msg type = len >= 8 ? (enum de_msg)(frame[6] << 8 | frame[7]) : DE_MSG_ABORT;
 
 	if (de_dec_text(frame, len, &t, &e))
 		return de_fail_set(f, DE_D_INTERNAL, "bad ABORT from rank 0: %s", e.msg);
 	if (t.text[0] == '\0')
 		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank");
+	else if (type == DE_MSG_REJECT)
+		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank: %s", t.text);
 	else
 		de_fail_set(f, (enum de_diag)t.code, "%s", t.text);
 	f->from_rank0 = 1;
@@ -758,7 +800,8 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 	enum de_conn last = DE_CONN_REFUSED;
 	int err_no = 0, fd = -1;
 	struct de_buf b = { 0 };
-	struct de_hello h;
+	static struct de_hello h; /* large (auth buffer): not on the stack */
+	uint8_t challenge[DE_NONCE_BYTES];
 	struct de_err e;
 	enum de_msg type;
 	const uint8_t *frame;
@@ -793,6 +836,12 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 				   c->master, a, c->master_port, strerror(err_no));
 	}
 	c->rdv_fd = fd;
+	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f))
+		return -1;
+	if (type != DE_MSG_CHALLENGE || de_dec_challenge(frame, len, challenge, &e))
+		return de_fail_set(f, DE_D_INTERNAL,
+				   "MASTER_ADDR=%s:%u did not speak distenv's protocol (got %s first)",
+				   c->master, c->master_port, de_msg_name(type));
 	memset(&h, 0, sizeof(h));
 	snprintf(h.token, sizeof(h.token), "%s", c->token);
 	h.rank = c->rank;
@@ -807,6 +856,8 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 	de_addr_str(&c->data_addr, h.addr, sizeof(h.addr));
 	snprintf(h.iface, sizeof(h.iface), "%s", c->iface);
 	snprintf(h.params, sizeof(h.params), "%s", c->params);
+	if (de_auth_hello_make(c, challenge, &h, f))
+		return -1;
 	if (de_enc_hello(&b, &h, &e)) {
 		de_buf_free(&b);
 		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
@@ -827,6 +878,26 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 				   de_msg_name(type));
 	if (de_dec_peers(frame, len, &c->peers, &e))
 		return de_fail_set(f, DE_D_INTERNAL, "peer table from rank 0: %s", e.msg);
+	{
+		/* Re-encode without the proof: the bytes rank 0 bound. */
+		static char auth[DE_PROTO_MAX_AUTH + 1];
+		struct de_buf tb = { 0 };
+		int rc;
+
+		snprintf(auth, sizeof(auth), "%s", c->peers.auth);
+		c->peers.auth[0] = '\0';
+		rc = de_enc_peers(&tb, &c->peers, &e);
+		if (rc == 0)
+			rc = de_auth_peers_check(c, tb.data, tb.len, h.nonce, auth, f);
+		else
+			de_fail_set(f, DE_D_INTERNAL, "peer table: %s", e.msg);
+		de_buf_free(&tb);
+		if (rc)
+			return -1;
+		pthread_mutex_lock(&c->mu);
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+	}
 	if (c->peers.world != c->world)
 		return de_fail_set(f, DE_D_WORLD_MISMATCH, "rank 0's world has %u ranks, ours %u",
 				   c->peers.world, c->world);

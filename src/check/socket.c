@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "check.h"
 
 #define PURPOSE_PROBE 1
@@ -43,8 +44,9 @@ static void data_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int send_data_hello(struct de_check *c, int fd, uint8_t purpose,
-			   int64_t deadline)
+/* A DATA frame; with a challenge, it carries the proof of the session key. */
+static int send_data(struct de_check *c, int fd, uint8_t purpose,
+		     const uint8_t *challenge, int64_t deadline)
 {
 	struct de_data_hello d;
 	struct de_buf b = { 0 };
@@ -55,7 +57,21 @@ static int send_data_hello(struct de_check *c, int fd, uint8_t purpose,
 	snprintf(d.token, sizeof(d.token), "%s", c->token);
 	d.rank = c->rank;
 	d.purpose = purpose;
+	if (challenge != NULL)
+		de_auth_data_mac(c, challenge, c->rank, purpose, d.mac);
 	rc = de_enc_data_hello(&b, &d, &e);
+	if (rc == 0)
+		rc = de_send_all(fd, b.data, b.len, deadline);
+	de_buf_free(&b);
+	return rc;
+}
+
+static int send_challenge(int fd, const uint8_t nonce[DE_NONCE_BYTES], int64_t deadline)
+{
+	struct de_buf b = { 0 };
+	struct de_err e;
+	int rc = de_enc_challenge(&b, nonce, &e);
+
 	if (rc == 0)
 		rc = de_send_all(fd, b.data, b.len, deadline);
 	de_buf_free(&b);
@@ -105,12 +121,15 @@ static int recv_one_frame(int fd, uint8_t *buf, size_t cap, size_t *len,
 
 static void accept_one(struct de_check *c, int fd, const char *from)
 {
-	uint8_t frame[1024];
+	uint8_t frame[1024], challenge[DE_NONCE_BYTES];
 	struct de_data_hello d;
 	struct de_err e;
 	size_t len = 0;
+	int64_t deadline = de_now_ms() + 3000;
 
-	if (recv_one_frame(fd, frame, sizeof(frame), &len, de_now_ms() + 3000, &e) ||
+	de_auth_nonce(challenge);
+	if (send_challenge(fd, challenge, deadline) ||
+	    recv_one_frame(fd, frame, sizeof(frame), &len, deadline, &e) ||
 	    de_dec_data_hello(frame, len, &d, &e)) {
 		data_log("rejected %s: %s", from, e.msg);
 		goto drop;
@@ -119,8 +138,27 @@ static void accept_one(struct de_check *c, int fd, const char *from)
 		data_log("rejected %s: not a rank of this job", from);
 		goto drop;
 	}
+	/* A peer may call before our own peer table (and key) arrived. */
+	pthread_mutex_lock(&c->mu);
+	while (!c->have_session && !c->stop && de_now_ms() < deadline) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (de_auth_data_check(c, challenge, d.rank, d.purpose, d.mac)) {
+		data_log("rejected %s (claims rank %u): no proof of this job's session key",
+			 from, d.rank);
+		goto drop;
+	}
 	if (d.purpose == PURPOSE_PROBE) {
-		send_data_hello(c, fd, PURPOSE_PROBE, de_now_ms() + 2000);
+		send_data(c, fd, PURPOSE_PROBE, NULL, de_now_ms() + 2000);
 		close(fd);
 		return;
 	}
@@ -191,7 +229,7 @@ void de_acceptor_stop(struct de_check *c)
 struct target {
 	uint32_t rank;
 	int fd;
-	int state; /* 0 connecting, 1 awaiting the answer, 2 ok, 3 failed */
+	int state; /* 0 connecting, 1 awaiting the challenge, 2 awaiting the answer, 3 ok, 4 failed */
 	enum de_diag diag;
 	const char *what;
 	struct de_rbuf rb;
@@ -236,7 +274,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 		t[ntgt].rank = i;
 		t[ntgt].fd = -1;
 		if (de_resolve(p->addr, p->port, &a, &e)) {
-			t[ntgt].state = 3;
+			t[ntgt].state = 4;
 			t[ntgt].what = "bad address";
 			t[ntgt].diag = DE_D_PEER_REFUSED;
 		} else {
@@ -245,7 +283,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 			if (t[ntgt].fd >= 0 &&
 			    connect(t[ntgt].fd, (struct sockaddr *)&a.ss, a.len) != 0 &&
 			    errno != EINPROGRESS) {
-				t[ntgt].state = 3;
+				t[ntgt].state = 4;
 				t[ntgt].what = errno == ECONNREFUSED ? "refused" : "unreachable";
 				t[ntgt].diag = DE_D_PEER_REFUSED;
 			}
@@ -257,10 +295,10 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 
 		left = 0;
 		for (i = 0; i < ntgt; i++) {
-			pf[i].fd = t[i].state < 2 ? t[i].fd : -1;
+			pf[i].fd = t[i].state < 3 ? t[i].fd : -1;
 			pf[i].events = t[i].state == 0 ? POLLOUT : POLLIN;
 			pf[i].revents = 0;
-			left += t[i].state < 2;
+			left += t[i].state < 3;
 		}
 		if (left == 0 || now >= deadline)
 			break;
@@ -277,14 +315,10 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 
 				getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &e, &sl);
 				if (e != 0) {
-					x->state = 3;
+					x->state = 4;
 					x->what = e == ECONNREFUSED ? "refused" :
 						  e == ETIMEDOUT ? "timed out" : "unreachable";
 					x->diag = e == ETIMEDOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED;
-				} else if (send_data_hello(c, x->fd, PURPOSE_PROBE, deadline)) {
-					x->state = 3;
-					x->what = "reset";
-					x->diag = DE_D_PEER_REFUSED;
 				} else {
 					x->state = 1;
 				}
@@ -295,12 +329,22 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 				struct de_err e;
 				int rc = de_rbuf_fill(x->fd, &x->rb, DE_PROTO_MAX_SMALL,
 						      &type, &frame, &flen, &e);
+				uint8_t ch[DE_NONCE_BYTES];
 
-				if (rc == 1 && type == DE_MSG_DATA) {
-					x->state = 2;
-				} else if (rc != 0) {
+				if (rc == 1 && x->state == 1 && type == DE_MSG_CHALLENGE &&
+				    de_dec_challenge(frame, flen, ch, &e) == 0) {
+					if (send_data(c, x->fd, PURPOSE_PROBE, ch, deadline)) {
+						x->state = 4;
+						x->what = "reset";
+						x->diag = DE_D_PEER_REFUSED;
+					} else {
+						x->state = 2;
+					}
+				} else if (rc == 1 && x->state == 2 && type == DE_MSG_DATA) {
 					x->state = 3;
-					x->what = "closed without answering";
+				} else if (rc != 0) {
+					x->state = 4;
+					x->what = "closed without answering (not accepted: another job's port, or our proof refused)";
 					x->diag = DE_D_PEER_REFUSED;
 				}
 			}
@@ -309,12 +353,12 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 	for (i = 0; i < ntgt; i++) {
 		struct target *x = &t[i];
 
-		if (x->state < 2) {
-			x->state = 3;
-			x->what = x->state == 0 ? "timed out" : "timed out";
+		if (x->state < 3) {
+			x->what = x->state == 0 ? "timed out" : "no answer";
+			x->state = 4;
 			x->diag = DE_D_PEER_TIMEOUT;
 		}
-		if (x->state == 3 && off < len - 200) {
+		if (x->state == 4 && off < len - 200) {
 			const struct de_peer *p = &c->peers.peer[x->rank];
 
 			off += (size_t)snprintf(report + off, len - off,
@@ -345,7 +389,7 @@ int de_ring_connect(struct de_check *c, struct de_fail *f)
 	const struct de_peer *p;
 	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
 	struct de_addr a;
-	struct de_err e;
+	struct de_err e = { "" };
 	enum de_conn rc;
 	int err_no, fd;
 
@@ -360,10 +404,17 @@ int de_ring_connect(struct de_check *c, struct de_fail *f)
 		return de_fail_set(f, rc == DE_CONN_TIMEOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED,
 				   "connecting to rank %u's data port on %s (%s:%u): %s",
 				   right, p->host, p->addr, p->port, de_conn_name(rc));
-	if (send_data_hello(c, fd, PURPOSE_RING, deadline)) {
-		close(fd);
-		return de_fail_set(f, DE_D_PEER_LOST, "rank %u on %s closed our ring connection",
-				   right, p->host);
+	{
+		uint8_t frame[256], ch[DE_NONCE_BYTES];
+		size_t flen = 0;
+
+		if (recv_one_frame(fd, frame, sizeof(frame), &flen, deadline, &e) ||
+		    de_dec_challenge(frame, flen, ch, &e) ||
+		    send_data(c, fd, PURPOSE_RING, ch, deadline)) {
+			close(fd);
+			return de_fail_set(f, DE_D_PEER_LOST, "rank %u on %s closed our ring connection (%s)",
+					   right, p->host, e.msg);
+		}
 	}
 	de_sock_tune(fd);
 	de_set_nonblock(fd, 1);

@@ -29,6 +29,7 @@ static const struct {
 	[DE_D_GPU] = { "gpu-selection", "each task must pick a GPU it can see: with one visible GPU per task use device 0, not LOCAL_RANK or RANK" },
 	[DE_D_NCCL] = { "nccl", "NCCL or CUDA failed: rerun with NCCL_DEBUG=INFO for its own explanation" },
 	[DE_D_ABORTED] = { "aborted", "another rank failed first: see its diagnosis" },
+	[DE_D_AUTH] = { "authentication", "a credential was refused: every rank must run as the same user (MUNGE) or share the same DISTENV_SECRET, and talk to its own job's rank 0" },
 	[DE_D_INTERNAL] = { "internal", "a bug in distenv-check: please report it" },
 };
 

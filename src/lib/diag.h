@@ -29,6 +29,7 @@ enum de_diag {
 	DE_D_GPU,              /* GPU selection (LOCAL_RANK vs visible devices) */
 	DE_D_NCCL,             /* NCCL/CUDA call failed */
 	DE_D_ABORTED,          /* another rank failed; this one stopped on its word */
+	DE_D_AUTH,             /* a credential or proof was refused */
 	DE_D_INTERNAL,
 	DE_D_COUNT
 };

@@ -118,6 +118,9 @@ int de_enc_hello(struct de_buf *b, const struct de_hello *h, struct de_err *err)
 	    put_str(b, "interface", h->iface, DE_PROTO_MAX_STR, err) ||
 	    put_str(b, "parameters", h->params, DE_PROTO_MAX_STR, err))
 		goto fail;
+	put(b, h->nonce, DE_NONCE_BYTES);
+	if (put_str(b, "authenticator", h->auth, DE_PROTO_MAX_AUTH, err))
+		goto fail;
 	return finish(b, at, err);
 fail:
 	b->len = start;
@@ -153,6 +156,10 @@ int de_enc_peers(struct de_buf *b, const struct de_peers *p, struct de_err *err)
 	}
 	put_u16(b, p->nccl_id_len);
 	put(b, p->nccl_id, p->nccl_id_len);
+	if (put_str(b, "authenticator", p->auth, DE_PROTO_MAX_AUTH, err)) {
+		b->len = start;
+		return -1;
+	}
 	if (b->len - at - 4 > DE_PROTO_MAX_PEERS) {
 		b->len = start;
 		return de_errf(err, "peer table of %u ranks exceeds %u bytes",
@@ -187,6 +194,16 @@ int de_enc_data_hello(struct de_buf *b, const struct de_data_hello *d,
 	}
 	put_u32(b, d->rank);
 	put_u8(b, d->purpose);
+	put(b, d->mac, DE_MAC_BYTES);
+	return finish(b, at, err);
+}
+
+int de_enc_challenge(struct de_buf *b, const uint8_t nonce[DE_NONCE_BYTES],
+		     struct de_err *err)
+{
+	size_t at = begin(b, DE_MSG_CHALLENGE);
+
+	put(b, nonce, DE_NONCE_BYTES);
 	return finish(b, at, err);
 }
 
@@ -217,7 +234,7 @@ int de_frame_check(const uint8_t *buf, size_t have, uint32_t max_payload,
 	if (ver != DE_PROTO_VERSION)
 		return de_errf(err, "protocol version %u (this distenv-check speaks %u: mixed distenv versions?)",
 			       ver, DE_PROTO_VERSION);
-	if (t < DE_MSG_HELLO || t > DE_MSG_DATA)
+	if (t < DE_MSG_HELLO || t > DE_MSG_CHALLENGE)
 		return de_errf(err, "unknown frame type %u", t);
 	if (len > max_payload)
 		return de_errf(err, "%s frame of %u bytes exceeds the limit of %u",
@@ -346,6 +363,8 @@ int de_dec_hello(const uint8_t *frame, size_t len, struct de_hello *h,
 	get_str(&r, h->addr, DE_PROTO_MAX_STR);
 	get_str(&r, h->iface, DE_PROTO_MAX_STR);
 	get_str(&r, h->params, DE_PROTO_MAX_STR);
+	get(&r, h->nonce, DE_NONCE_BYTES);
+	get_str(&r, h->auth, DE_PROTO_MAX_AUTH);
 	return close_frame(&r, DE_MSG_HELLO, err);
 }
 
@@ -393,6 +412,7 @@ int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p,
 		r.bad = 1;
 	else
 		get(&r, p->nccl_id, p->nccl_id_len);
+	get_str(&r, p->auth, DE_PROTO_MAX_AUTH);
 	if (close_frame(&r, DE_MSG_PEERS, err)) {
 		de_peers_free(p);
 		return -1;
@@ -433,7 +453,19 @@ int de_dec_data_hello(const uint8_t *frame, size_t len,
 	get_str(&r, d->token, DE_PROTO_MAX_TOKEN);
 	d->rank = get_u32(&r);
 	d->purpose = get_u8(&r);
+	get(&r, d->mac, DE_MAC_BYTES);
 	return close_frame(&r, DE_MSG_DATA, err);
+}
+
+int de_dec_challenge(const uint8_t *frame, size_t len,
+		     uint8_t nonce[DE_NONCE_BYTES], struct de_err *err)
+{
+	struct rd r;
+
+	if (open_frame(frame, len, DE_MSG_CHALLENGE, DE_PROTO_MAX_SMALL, &r, err))
+		return -1;
+	get(&r, nonce, DE_NONCE_BYTES);
+	return close_frame(&r, DE_MSG_CHALLENGE, err);
 }
 
 const char *de_msg_name(enum de_msg type)
@@ -453,6 +485,8 @@ const char *de_msg_name(enum de_msg type)
 		return "GO";
 	case DE_MSG_DATA:
 		return "DATA";
+	case DE_MSG_CHALLENGE:
+		return "CHALLENGE";
 	}
 	return "unknown";
 }

@@ -25,6 +25,10 @@
 #define DE_PROTO_MAX_TOKEN 128u
 #define DE_PROTO_MAX_WORLD (1u << 20)
 #define DE_NCCL_ID_BYTES 128u
+#define DE_NONCE_BYTES 16u
+#define DE_MAC_BYTES 32u
+/* A MUNGE credential (base64) or an HMAC in hex. */
+#define DE_PROTO_MAX_AUTH 2048u
 
 enum de_msg {
 	DE_MSG_HELLO = 1,   /* rank -> rank 0: who I am, where my data port is */
@@ -34,6 +38,7 @@ enum de_msg {
 	DE_MSG_REPORT = 5,  /* rank -> rank 0: result of a phase (probe, collective) */
 	DE_MSG_GO = 6,      /* rank 0 -> all: phase passed everywhere, go on */
 	DE_MSG_DATA = 7,    /* first frame on a data-plane connection: who is calling */
+	DE_MSG_CHALLENGE = 8, /* the accepting side's fresh nonce, sent first */
 };
 
 struct de_hello {
@@ -46,6 +51,8 @@ struct de_hello {
 	char addr[DE_PROTO_MAX_STR + 1]; /* data listener address (numeric) */
 	char iface[DE_PROTO_MAX_STR + 1];
 	char params[DE_PROTO_MAX_STR + 1]; /* collective parameters: all ranks must agree */
+	uint8_t nonce[DE_NONCE_BYTES];     /* ours: rank 0's answer is bound to it */
+	char auth[DE_PROTO_MAX_AUTH + 1];  /* proof over token, rank, both nonces */
 };
 
 struct de_peer {
@@ -60,6 +67,10 @@ struct de_peers {
 	struct de_peer *peer; /* world entries, by rank (decode allocates) */
 	uint16_t nccl_id_len; /* 0 or DE_NCCL_ID_BYTES */
 	uint8_t nccl_id[DE_NCCL_ID_BYTES];
+	/* rank 0's proof for this rank: binds the table, the rank's nonce and
+	 * carries the session key (MUNGE credential restricted to the job's
+	 * uid, or an HMAC with the shared secret). Not covered by itself. */
+	char auth[DE_PROTO_MAX_AUTH + 1];
 };
 
 struct de_text { /* REJECT, ABORT, REPORT, GO */
@@ -73,6 +84,7 @@ struct de_data_hello {
 	char token[DE_PROTO_MAX_TOKEN + 1];
 	uint32_t rank;    /* caller */
 	uint8_t purpose;  /* 1 probe, 2 ring */
+	uint8_t mac[DE_MAC_BYTES]; /* HMAC(session key, the acceptor's challenge, ...) */
 };
 
 /* Growable output buffer. */
@@ -89,6 +101,7 @@ int de_enc_hello(struct de_buf *b, const struct de_hello *h, struct de_err *err)
 int de_enc_peers(struct de_buf *b, const struct de_peers *p, struct de_err *err);
 int de_enc_text(struct de_buf *b, enum de_msg type, const struct de_text *t, struct de_err *err);
 int de_enc_data_hello(struct de_buf *b, const struct de_data_hello *d, struct de_err *err);
+int de_enc_challenge(struct de_buf *b, const uint8_t nonce[DE_NONCE_BYTES], struct de_err *err);
 
 /* Looks at the start of a byte stream: 0 = need more bytes, 1 = a whole
  * frame of *frame_len bytes is there (its type in *type), -1 = not a
@@ -102,6 +115,7 @@ int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p, struct de
 void de_peers_free(struct de_peers *p);
 int de_dec_text(const uint8_t *frame, size_t len, struct de_text *t, struct de_err *err);
 int de_dec_data_hello(const uint8_t *frame, size_t len, struct de_data_hello *d, struct de_err *err);
+int de_dec_challenge(const uint8_t *frame, size_t len, uint8_t nonce[DE_NONCE_BYTES], struct de_err *err);
 
 const char *de_msg_name(enum de_msg type);
 

@@ -1,0 +1,484 @@
+/* Authentication of the rendezvous and the data plane (see auth.h).
+ * Crypto is libsodium's; MUNGE does what it does for Slurm itself: it
+ * proves the uid of whoever made a credential, and lets rank 0 hand the
+ * session key to that uid only. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+#ifdef HAVE_MUNGE
+#include <munge.h>
+#endif
+
+#include "auth.h"
+
+const char *de_auth_name(const struct de_check *c)
+{
+	switch (c->auth_mode) {
+	case DE_AUTH_MUNGE:
+		return "munge";
+	case DE_AUTH_SECRET:
+		return "shared secret";
+	default:
+		return "none (--insecure)";
+	}
+}
+
+void de_auth_nonce(uint8_t nonce[DE_NONCE_BYTES])
+{
+	randombytes_buf(nonce, DE_NONCE_BYTES);
+}
+
+/* The message every proof covers, built the same way on both sides. */
+struct msg {
+	uint8_t b[DE_PROTO_MAX_TOKEN + 512];
+	size_t n;
+};
+
+static void m_put(struct msg *m, const void *p, size_t n)
+{
+	if (m->n + n <= sizeof(m->b)) {
+		memcpy(m->b + m->n, p, n);
+		m->n += n;
+	}
+}
+
+static void m_u32(struct msg *m, uint32_t v)
+{
+	uint8_t x[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
+
+	m_put(m, x, 4);
+}
+
+static void m_str(struct msg *m, const char *s)
+{
+	size_t n = strlen(s);
+
+	m_u32(m, (uint32_t)n);
+	m_put(m, s, n);
+}
+
+static void hmac(const uint8_t key[32], const struct msg *m, uint8_t out[32])
+{
+	crypto_auth_hmacsha256_state st;
+
+	crypto_auth_hmacsha256_init(&st, key, 32);
+	crypto_auth_hmacsha256_update(&st, m->b, m->n);
+	crypto_auth_hmacsha256_final(&st, out);
+}
+
+static void to_hex(const uint8_t *b, size_t n, char *out, size_t out_len)
+{
+	sodium_bin2hex(out, out_len, b, n);
+}
+
+static int from_hex(const char *s, uint8_t *b, size_t n)
+{
+	size_t got = 0;
+
+	return sodium_hex2bin(b, n, s, strlen(s), NULL, &got, NULL) == 0 && got == n ? 0 : -1;
+}
+
+static void hello_msg(const struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
+		      const struct de_hello *h, struct msg *m)
+{
+	m->n = 0;
+	m_str(m, "distenv-hello-v1");
+	m_str(m, c->token);
+	m_u32(m, h->rank);
+	m_u32(m, h->world);
+	m_put(m, sn, DE_NONCE_BYTES);
+	m_put(m, h->nonce, DE_NONCE_BYTES);
+}
+
+static void peers_msg(const struct de_check *c, const uint8_t *table, size_t len,
+		      uint32_t rank, const uint8_t rn[DE_NONCE_BYTES], struct msg *m)
+{
+	uint8_t digest[crypto_hash_sha256_BYTES];
+
+	crypto_hash_sha256(digest, table, len);
+	m->n = 0;
+	m_str(m, "distenv-peers-v1");
+	m_str(m, c->token);
+	m_u32(m, rank);
+	m_put(m, rn, DE_NONCE_BYTES);
+	m_put(m, digest, sizeof(digest));
+}
+
+#ifdef HAVE_MUNGE
+/* Where munged listens: DISTENV_MUNGE_SOCKET, else what Slurm itself
+ * uses (AuthInfo=socket=... in slurm.conf), else libmunge's default. */
+static void munge_socket(char *out, size_t len)
+{
+	const char *v = getenv("DISTENV_MUNGE_SOCKET");
+	const char *conf = getenv("SLURM_CONF");
+	char line[1024];
+	FILE *fp;
+
+	out[0] = '\0';
+	if (v != NULL && *v) {
+		snprintf(out, len, "%s", v);
+		return;
+	}
+	fp = fopen(conf ? conf : "/etc/slurm/slurm.conf", "r");
+	if (fp == NULL)
+		return;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *p = strstr(line, "AuthInfo");
+		char *s;
+
+		if (p == NULL || line[strspn(line, " \t")] == '#')
+			continue;
+		s = strstr(p, "socket=");
+		if (s != NULL) {
+			s += 7;
+			s[strcspn(s, ", \t\r\n")] = '\0';
+			snprintf(out, len, "%s", s);
+		}
+	}
+	fclose(fp);
+}
+
+static munge_ctx_t munge_ctx(void)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+	char sock[512];
+
+	munge_socket(sock, sizeof(sock));
+	if (ctx != NULL && sock[0])
+		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock);
+	return ctx;
+}
+#endif
+
+int de_auth_init(struct de_check *c, int insecure, struct de_fail *f)
+{
+	const char *secret = getenv("DISTENV_SECRET");
+	const char *file = getenv("DISTENV_SECRET_FILE");
+	char buf[4096];
+
+	if (sodium_init() < 0)
+		return de_fail_set(f, DE_D_INTERNAL, "libsodium failed to initialise");
+	c->uid = (unsigned int)getuid();
+	if (insecure || (getenv("DISTENV_INSECURE") && strcmp(getenv("DISTENV_INSECURE"), "1") == 0)) {
+		c->auth_mode = DE_AUTH_NONE;
+		if (c->rank == 0)
+			fprintf(stderr, "distenv-check: warning: --insecure: the rendezvous and data ports accept anyone who connects\n");
+		return 0;
+	}
+	if ((secret == NULL || *secret == '\0') && file != NULL && *file) {
+		struct stat st;
+		FILE *fp = fopen(file, "r");
+		size_t n;
+
+		if (fp == NULL)
+			return de_fail_set(f, DE_D_USAGE, "DISTENV_SECRET_FILE=%s: %s", file, strerror(errno));
+		if (fstat(fileno(fp), &st) == 0 && (st.st_mode & 077)) {
+			fclose(fp);
+			return de_fail_set(f, DE_D_USAGE, "DISTENV_SECRET_FILE=%s is readable by others (mode %03o): chmod 600 it",
+					   file, (unsigned)(st.st_mode & 0777));
+		}
+		n = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+			n--;
+		buf[n] = '\0';
+		if (n == 0)
+			return de_fail_set(f, DE_D_USAGE, "DISTENV_SECRET_FILE=%s is empty", file);
+		secret = buf;
+	}
+	if (secret != NULL && *secret) {
+		crypto_hash_sha256_state st;
+
+		crypto_hash_sha256_init(&st);
+		crypto_hash_sha256_update(&st, (const uint8_t *)"distenv-secret-v1", 17);
+		crypto_hash_sha256_update(&st, (const uint8_t *)secret, strlen(secret));
+		crypto_hash_sha256_final(&st, c->secret_key);
+		sodium_memzero(buf, sizeof(buf));
+		c->auth_mode = DE_AUTH_SECRET;
+		return 0;
+	}
+#ifdef HAVE_MUNGE
+	{
+		munge_ctx_t ctx = munge_ctx();
+		char *cred = NULL, sock[512];
+		munge_err_t e = ctx ? munge_encode(&cred, ctx, NULL, 0) : EMUNGE_NO_MEMORY;
+
+		free(cred);
+		if (ctx)
+			munge_ctx_destroy(ctx);
+		if (e == EMUNGE_SUCCESS) {
+			c->auth_mode = DE_AUTH_MUNGE;
+			return 0;
+		}
+		munge_socket(sock, sizeof(sock));
+		return de_fail_set(f, DE_D_USAGE,
+				   "no authentication: MUNGE is not usable (%s%s%s) and DISTENV_SECRET is not set: "
+				   "set DISTENV_SECRET (or DISTENV_SECRET_FILE) to the same value in every rank, "
+				   "or pass --insecure to run unauthenticated",
+				   munge_strerror(e), sock[0] ? " at " : "", sock);
+	}
+#else
+	return de_fail_set(f, DE_D_USAGE,
+			   "no authentication: built without MUNGE and DISTENV_SECRET is not set: "
+			   "set DISTENV_SECRET (or DISTENV_SECRET_FILE) in every rank, or pass --insecure");
+#endif
+}
+
+int de_auth_hello_make(struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
+		       struct de_hello *h, struct de_fail *f)
+{
+	struct msg m;
+	uint8_t mac[32];
+
+	de_auth_nonce(h->nonce);
+	hello_msg(c, sn, h, &m);
+	h->auth[0] = '\0';
+	if (c->auth_mode == DE_AUTH_SECRET) {
+		hmac(c->secret_key, &m, mac);
+		to_hex(mac, sizeof(mac), h->auth, sizeof(h->auth));
+	}
+#ifdef HAVE_MUNGE
+	if (c->auth_mode == DE_AUTH_MUNGE) {
+		munge_ctx_t ctx = munge_ctx();
+		char *cred = NULL;
+		munge_err_t e = ctx ? munge_encode(&cred, ctx, m.b, (int)m.n) : EMUNGE_NO_MEMORY;
+
+		if (ctx)
+			munge_ctx_destroy(ctx);
+		if (e != EMUNGE_SUCCESS || strlen(cred) > DE_PROTO_MAX_AUTH) {
+			free(cred);
+			return de_fail_set(f, DE_D_USAGE, "MUNGE credential for the rendezvous: %s",
+					   munge_strerror(e));
+		}
+		snprintf(h->auth, sizeof(h->auth), "%s", cred);
+		free(cred);
+	}
+#endif
+	(void)f;
+	return 0;
+}
+
+int de_auth_hello_check(struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
+			const struct de_hello *h, char *why, size_t why_len)
+{
+	struct msg m;
+	uint8_t mac[32], got[32];
+
+	hello_msg(c, sn, h, &m);
+	if (c->auth_mode == DE_AUTH_NONE)
+		return 0;
+	if (h->auth[0] == '\0') {
+		snprintf(why, why_len, "no credential (distenv-check --insecure, or not distenv?)");
+		return -1;
+	}
+	if (c->auth_mode == DE_AUTH_SECRET) {
+		hmac(c->secret_key, &m, mac);
+		if (from_hex(h->auth, got, sizeof(got)) || sodium_memcmp(mac, got, 32) != 0) {
+			snprintf(why, why_len, "wrong proof of DISTENV_SECRET");
+			return -1;
+		}
+		return 0;
+	}
+#ifdef HAVE_MUNGE
+	{
+		munge_ctx_t ctx = munge_ctx();
+		void *payload = NULL;
+		int len = 0;
+		uid_t uid = (uid_t)-1;
+		gid_t gid;
+		munge_err_t e = ctx ? munge_decode(h->auth, ctx, &payload, &len, &uid, &gid)
+				    : EMUNGE_NO_MEMORY;
+
+		if (ctx)
+			munge_ctx_destroy(ctx);
+		if (e != EMUNGE_SUCCESS) {
+			snprintf(why, why_len, "MUNGE credential refused: %s", munge_strerror(e));
+			free(payload);
+			return -1;
+		}
+		if ((unsigned int)uid != c->uid) {
+			snprintf(why, why_len, "MUNGE credential of uid %u, this job runs as uid %u",
+				 (unsigned)uid, c->uid);
+			free(payload);
+			return -1;
+		}
+		if ((size_t)len != m.n || memcmp(payload, m.b, m.n) != 0) {
+			snprintf(why, why_len, "MUNGE credential made for another job, rank or challenge");
+			free(payload);
+			return -1;
+		}
+		free(payload);
+		return 0;
+	}
+#else
+	snprintf(why, why_len, "built without MUNGE");
+	return -1;
+#endif
+}
+
+int de_auth_session_new(struct de_check *c, struct de_fail *f)
+{
+	(void)f;
+	randombytes_buf(c->session_key, sizeof(c->session_key));
+	c->have_session = 1;
+	return 0;
+}
+
+int de_auth_peers_make(struct de_check *c, const uint8_t *table, size_t len,
+		       uint32_t rank, const uint8_t rn[DE_NONCE_BYTES],
+		       char *out, size_t out_len, struct de_fail *f)
+{
+	struct msg m;
+
+	peers_msg(c, table, len, rank, rn, &m);
+	out[0] = '\0';
+	if (c->auth_mode == DE_AUTH_NONE)
+		return 0;
+	if (c->auth_mode == DE_AUTH_SECRET) {
+		/* The key travels sealed with the secret; the MAC binds it too. */
+		uint8_t box[32 + crypto_secretbox_MACBYTES], nonce[crypto_secretbox_NONCEBYTES];
+		uint8_t mac[32];
+		char hex[2 * sizeof(box) + 1], nhex[2 * sizeof(nonce) + 1], mhex[65];
+
+		randombytes_buf(nonce, sizeof(nonce));
+		crypto_secretbox_easy(box, c->session_key, 32, nonce, c->secret_key);
+		m_put(&m, nonce, sizeof(nonce));
+		m_put(&m, box, sizeof(box));
+		hmac(c->secret_key, &m, mac);
+		to_hex(nonce, sizeof(nonce), nhex, sizeof(nhex));
+		to_hex(box, sizeof(box), hex, sizeof(hex));
+		to_hex(mac, sizeof(mac), mhex, sizeof(mhex));
+		snprintf(out, out_len, "%s:%s:%s", nhex, hex, mhex);
+		return 0;
+	}
+#ifdef HAVE_MUNGE
+	{
+		munge_ctx_t ctx = munge_ctx();
+		char *cred = NULL;
+		munge_err_t e;
+
+		m_put(&m, c->session_key, 32);
+		if (ctx == NULL)
+			return de_fail_set(f, DE_D_INTERNAL, "out of memory");
+		/* Only the job's uid can decode it: nobody else learns the key. */
+		munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)c->uid);
+		e = munge_encode(&cred, ctx, m.b, (int)m.n);
+		munge_ctx_destroy(ctx);
+		sodium_memzero(m.b, sizeof(m.b));
+		if (e != EMUNGE_SUCCESS || strlen(cred) >= out_len) {
+			free(cred);
+			return de_fail_set(f, DE_D_INTERNAL, "MUNGE credential for rank %u: %s",
+					   rank, munge_strerror(e));
+		}
+		snprintf(out, out_len, "%s", cred);
+		free(cred);
+		return 0;
+	}
+#else
+	return de_fail_set(f, DE_D_INTERNAL, "built without MUNGE");
+#endif
+}
+
+int de_auth_peers_check(struct de_check *c, const uint8_t *table, size_t len,
+			const uint8_t rn[DE_NONCE_BYTES], const char *auth,
+			struct de_fail *f)
+{
+	struct msg m;
+
+	peers_msg(c, table, len, c->rank, rn, &m);
+	if (c->auth_mode == DE_AUTH_NONE) {
+		memset(c->session_key, 0, sizeof(c->session_key));
+		c->have_session = 1;
+		return 0;
+	}
+	if (c->auth_mode == DE_AUTH_SECRET) {
+		uint8_t box[32 + crypto_secretbox_MACBYTES], nonce[crypto_secretbox_NONCEBYTES];
+		uint8_t mac[32], got[32];
+		char part[3][200];
+
+		if (sscanf(auth, "%199[0-9a-f]:%199[0-9a-f]:%199[0-9a-f]", part[0], part[1], part[2]) != 3 ||
+		    from_hex(part[0], nonce, sizeof(nonce)) || from_hex(part[1], box, sizeof(box)) ||
+		    from_hex(part[2], got, sizeof(got)))
+			return de_fail_set(f, DE_D_USAGE, "rank 0's answer carries no valid proof of DISTENV_SECRET (a different secret, or not our rank 0)");
+		m_put(&m, nonce, sizeof(nonce));
+		m_put(&m, box, sizeof(box));
+		hmac(c->secret_key, &m, mac);
+		if (sodium_memcmp(mac, got, 32) != 0 ||
+		    crypto_secretbox_open_easy(c->session_key, box, sizeof(box), nonce, c->secret_key) != 0)
+			return de_fail_set(f, DE_D_USAGE, "rank 0's answer fails the DISTENV_SECRET check: a different secret in rank 0, or not our rank 0");
+		c->have_session = 1;
+		return 0;
+	}
+#ifdef HAVE_MUNGE
+	{
+		munge_ctx_t ctx = munge_ctx();
+		void *payload = NULL;
+		int plen = 0;
+		uid_t uid = (uid_t)-1;
+		gid_t gid;
+		munge_err_t e = ctx ? munge_decode(auth, ctx, &payload, &plen, &uid, &gid)
+				    : EMUNGE_NO_MEMORY;
+
+		if (ctx)
+			munge_ctx_destroy(ctx);
+		if (e != EMUNGE_SUCCESS || (unsigned int)uid != c->uid ||
+		    (size_t)plen != m.n + 32 || memcmp(payload, m.b, m.n) != 0) {
+			if (payload)
+				sodium_memzero(payload, (size_t)plen);
+			free(payload);
+			return de_fail_set(f, DE_D_USAGE, "rank 0's answer is not authentic (%s)",
+					   e != EMUNGE_SUCCESS ? munge_strerror(e) :
+					   (unsigned int)uid != c->uid ? "made by another uid" :
+					   "bound to another table, rank or nonce");
+		}
+		memcpy(c->session_key, (uint8_t *)payload + m.n, 32);
+		sodium_memzero(payload, (size_t)plen);
+		free(payload);
+		c->have_session = 1;
+		return 0;
+	}
+#else
+	(void)auth;
+	return de_fail_set(f, DE_D_INTERNAL, "built without MUNGE");
+#endif
+}
+
+static void data_msg(const struct de_check *c, const uint8_t ch[DE_NONCE_BYTES],
+		     uint32_t rank, uint8_t purpose, struct msg *m)
+{
+	m->n = 0;
+	m_str(m, "distenv-data-v1");
+	m_str(m, c->token);
+	m_u32(m, rank);
+	m_put(m, &purpose, 1);
+	m_put(m, ch, DE_NONCE_BYTES);
+}
+
+void de_auth_data_mac(const struct de_check *c, const uint8_t ch[DE_NONCE_BYTES],
+		      uint32_t rank, uint8_t purpose, uint8_t mac[DE_MAC_BYTES])
+{
+	struct msg m;
+
+	data_msg(c, ch, rank, purpose, &m);
+	hmac(c->session_key, &m, mac);
+}
+
+int de_auth_data_check(const struct de_check *c, const uint8_t ch[DE_NONCE_BYTES],
+		       uint32_t rank, uint8_t purpose, const uint8_t mac[DE_MAC_BYTES])
+{
+	uint8_t want[DE_MAC_BYTES];
+
+	if (!c->have_session)
+		return -1;
+	if (c->auth_mode == DE_AUTH_NONE)
+		return 0;
+	de_auth_data_mac(c, ch, rank, purpose, want);
+	return sodium_memcmp(want, mac, DE_MAC_BYTES) == 0 ? 0 : -1;
+}
