@@ -39,17 +39,20 @@ const char *de_torch_env_get(const struct de_torch_env *env, const char *name)
 	return NULL;
 }
 
-int de_tasks_per_node_at(const char *what, const char *spec, size_t idx,
-			 unsigned long *out, struct de_err *err)
+/* Walks a "2(x3),1" value: the count for node idx (when want is non-NULL)
+ * and the totals. The whole string is always parsed: a malformed value must
+ * not pass because the wanted entry came early. */
+static int tpn_walk(const char *what, const char *spec, size_t idx,
+		    unsigned long *want, size_t *nodes, unsigned long long *tasks,
+		    struct de_err *err)
 {
 	const char *p = spec;
 	size_t node = 0;
+	unsigned long long total = 0;
 	int found = 0;
 
 	if (spec == NULL || *spec == '\0')
 		return de_errf(err, "%s is not set (expected e.g. \"2(x3),1\")", what);
-	/* Parse the whole string even after idx is found: a malformed value
-	 * must not pass because our entry came early. */
 	while (*p) {
 		unsigned long count = 0, rep = 1;
 		int digits = 0;
@@ -76,19 +79,37 @@ int de_tasks_per_node_at(const char *what, const char *spec, size_t idx,
 			p++;
 		else if (*p != '\0')
 			goto bad;
-		if (!found && idx >= node && idx - node < rep) {
-			*out = count;
+		if (want != NULL && !found && idx >= node && idx - node < rep) {
+			*want = count;
 			found = 1;
 		}
 		node += rep;
+		total += (unsigned long long)count * rep;
 	}
-	if (found)
+	if (nodes != NULL)
+		*nodes = node;
+	if (tasks != NULL)
+		*tasks = total;
+	if (found || want == NULL)
 		return 0;
 	return de_errf(err, "%s=\"%s\": has %zu nodes, no entry for node %zu",
 		       what, spec, node, idx);
 bad:
 	return de_errf(err, "%s=\"%s\": malformed at position %zu (expected N or N(xM), comma-separated)",
 		       what, spec, (size_t)(p - spec));
+}
+
+int de_tasks_per_node_at(const char *what, const char *spec, size_t idx,
+			 unsigned long *out, struct de_err *err)
+{
+	return tpn_walk(what, spec, idx, out, NULL, NULL, err);
+}
+
+int de_tasks_per_node_totals(const char *what, const char *spec,
+			     size_t *nodes, unsigned long long *tasks,
+			     struct de_err *err)
+{
+	return tpn_walk(what, spec, 0, NULL, nodes, tasks, err);
 }
 
 static const char *need(const struct de_layout_in *in, const char *name,
@@ -147,6 +168,39 @@ static uint16_t port_for(const struct de_layout_in *in, unsigned long job,
 			   in->cfg->port_max);
 }
 
+/* Het steps without slurmstepd's count (distenv-exec, distenv-check):
+ * SLURM_NODEID carries component offsets, but SLURM_STEP_TASKS_PER_NODE
+ * spans the whole step in the order of SLURM_STEP_NODELIST (sorted), so
+ * this node's entry is at the index of SLURMD_NODENAME in that list. The
+ * value must cover exactly the step's hosts and tasks: a Slurm that gives
+ * it per component is refused rather than misread. */
+static int het_local_tasks(const struct de_layout_in *in, const char *nodelist,
+			   size_t count, const char *wname, unsigned long world,
+			   unsigned long *nlocal, struct de_err *err)
+{
+	const char *tname = "SLURM_STEP_TASKS_PER_NODE";
+	const char *tpn = in->get(in->ctx, tname);
+	const char *me = in->get(in->ctx, "SLURMD_NODENAME");
+	unsigned long long tasks;
+	struct de_err e2;
+	size_t nodes;
+	long idx;
+
+	if (me == NULL || *me == '\0')
+		return de_errf(err, "heterogeneous step: SLURMD_NODENAME is not set: cannot find this node's entry in %s (the local task count)",
+			       tname);
+	if (de_tasks_per_node_totals(tname, tpn, &nodes, &tasks, err))
+		return -1;
+	if (nodes != count || tasks != world)
+		return de_errf(err, "heterogeneous step: %s=\"%s\" covers %zu nodes and %llu tasks, but SLURM_STEP_NODELIST=\"%s\" has %zu hosts and %s=%lu",
+			       tname, tpn, nodes, tasks, nodelist, count, wname, world);
+	idx = de_hostlist_find(nodelist, DE_HL_SUFFIX, me, &e2);
+	if (idx < 0)
+		return de_errf(err, "heterogeneous step: SLURMD_NODENAME=%s is not in SLURM_STEP_NODELIST=\"%s\"",
+			       me, nodelist);
+	return de_tasks_per_node_at(tname, tpn, (size_t)idx, nlocal, err);
+}
+
 static int batch_env(const struct de_layout_in *in, unsigned long job,
 		     unsigned long step, struct de_torch_env *out,
 		     struct de_err *err)
@@ -175,7 +229,7 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 		      struct de_err *err)
 {
 	unsigned long job, step, rank, local, world, nnodes, node, nlocal;
-	const char *nodelist, *master, *dist;
+	const char *nodelist, *master, *dist, *from;
 	char first[DE_VALUE_MAX];
 	int het = in->get(in->ctx, "SLURM_HET_SIZE") != NULL;
 	const char *wname, *nname;
@@ -224,7 +278,8 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 	if (in->local_tasks >= 0) {
 		nlocal = (unsigned long)in->local_tasks;
 	} else if (het) {
-		return de_errf(err, "heterogeneous step: the local task count must come from slurmstepd (SLURM_STEP_TASKS_PER_NODE is per component)");
+		if (het_local_tasks(in, nodelist, count, wname, world, &nlocal, err))
+			return -1;
 	} else if (de_tasks_per_node_at("SLURM_STEP_TASKS_PER_NODE",
 					in->get(in->ctx, "SLURM_STEP_TASKS_PER_NODE"),
 					node, &nlocal, err)) {
@@ -238,6 +293,11 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 			       local, nlocal);
 
 	master = hint_host(in, job, step);
+	from = DE_MASTER_HINT_VAR;
+	if (master == NULL && in->task0_host != NULL) {
+		master = in->task0_host;
+		from = in->task0_from != NULL ? in->task0_from : "the caller";
+	}
 	dist = in->get(in->ctx, "SLURM_DISTRIBUTION");
 	if (het) {
 		/* srun runs local_user_init once, for component 0, and the
@@ -257,6 +317,7 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 			return de_errf(err, "heterogeneous step: rank 0 runs on %s, not on the first node of component 0 (%s=%s), which is all the other components can see: start component 0's step on its first node, or set MASTER_ADDR=%s yourself",
 				       master, g0name, g0, master);
 		master = first;
+		from = "component 0's nodes";
 	}
 	if (het) {
 		/* master chosen above */
@@ -271,14 +332,13 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 				    sizeof(first), &e2))
 			return de_errf(err, "SLURM_STEP_NODELIST: %s", e2.msg);
 		master = first;
+		from = "the step's first node";
 	}
 
 	idx = de_hostlist_find(nodelist, DE_HL_SUFFIX, master, &e2);
 	if (idx < 0)
 		return de_errf(err, "task 0's host %s (from %s) is not in SLURM_STEP_NODELIST=\"%s\"",
-			       master, het ? "component 0's nodes" :
-			       in->get(in->ctx, DE_MASTER_HINT_VAR) ? DE_MASTER_HINT_VAR :
-			       "the step's first node", nodelist);
+			       master, from, nodelist);
 
 	add_ul(out, "RANK", rank);
 	add_ul(out, "LOCAL_RANK", local);

@@ -45,8 +45,14 @@ struct de_layout_in {
 	 * there means the batch step). */
 	int64_t step_id;
 	/* Tasks of this step on this node (S_JOB_LOCAL_TASK_COUNT), or -1 to
-	 * derive it from SLURM_STEP_TASKS_PER_NODE. */
+	 * derive it from SLURM_STEP_TASKS_PER_NODE (in het steps at the index
+	 * of SLURMD_NODENAME in SLURM_STEP_NODELIST). */
 	long local_tasks;
+	/* The host of task 0 when the caller knows it and srun's hint is
+	 * absent (distenv-exec: SLURM_HOSTFILE's first host with arbitrary
+	 * distribution), or NULL; task0_from names the source for errors. */
+	const char *task0_host;
+	const char *task0_from;
 };
 
 /* Computes the environment every torchrun worker would get. Errors name
@@ -60,6 +66,11 @@ const char *de_torch_env_get(const struct de_torch_env *env, const char *name);
 /* SLURM_STEP_TASKS_PER_NODE-style "2(x3),1": the count for node idx. */
 int de_tasks_per_node_at(const char *what, const char *spec, size_t idx,
 			 unsigned long *out, struct de_err *err);
+
+/* The same value's number of nodes and sum of tasks. */
+int de_tasks_per_node_totals(const char *what, const char *spec,
+			     size_t *nodes, unsigned long long *tasks,
+			     struct de_err *err);
 
 /* What to do with each variable given what is already in the environment. */
 enum de_action {

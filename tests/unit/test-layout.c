@@ -23,7 +23,17 @@ static struct de_err err;
 
 static int run(const char **env, int64_t step, long local)
 {
-	struct de_layout_in in = { arr_get, env, &cfg, step, local };
+	struct de_layout_in in = { arr_get, env, &cfg, step, local, NULL, NULL };
+
+	memset(&err, 0, sizeof(err));
+	return de_layout_compute(&in, &out, &err);
+}
+
+/* As run(), with the host of task 0 known to the caller (distenv-exec's
+ * SLURM_HOSTFILE). */
+static int run_t0(const char **env, const char *host)
+{
+	struct de_layout_in in = { arr_get, env, &cfg, -1, -1, host, "SLURM_HOSTFILE=/x" };
 
 	memset(&err, 0, sizeof(err));
 	return de_layout_compute(&in, &out, &err);
@@ -157,7 +167,82 @@ int main(void)
 		ok(run(nogroup, -1, 2) == -1, "het without component 0's nodelist refused rather than guessed");
 		ok(run(disagree, -1, 1) == -1 && strstr(err.msg, "rank 0 runs on node3") != NULL,
 		   "het: srun's layout disagreeing with component 0's first node refused: %s", err.msg);
-		ok(run(env, -1, -1) == -1, "het without slurmstepd's local count refused");
+		ok(run(env, -1, -1) == -1 && strstr(err.msg, "SLURMD_NODENAME is not set") != NULL,
+		   "het without slurmstepd's count nor SLURMD_NODENAME refused: %s", err.msg);
+	}
+	/* Het step without slurmstepd (distenv-exec): the local count is the
+	 * entry of SLURM_STEP_TASKS_PER_NODE (sorted-node order, whole step) at
+	 * SLURMD_NODENAME's index in SLURM_STEP_NODELIST; SLURM_NODEID is not
+	 * that index (node2 is component 0's node 0). As observed on 22.05 for
+	 * `srun -N1 -n1 -w node2 : -N1 -n2 -w node1`. */
+	{
+		const char *n1[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=2",
+				     "SLURM_LOCALID=1", "SLURM_NODEID=1", "SLURM_HET_SIZE=2",
+				     "SLURM_NTASKS=3", "SLURM_NNODES=2", "SLURMD_NODENAME=node1",
+				     "SLURM_STEP_NUM_TASKS=3", "SLURM_STEP_NUM_NODES=2",
+				     "SLURM_STEP_NODELIST=node[1-2]",
+				     "SLURM_STEP_TASKS_PER_NODE=2,1",
+				     "SLURM_JOB_NODELIST_PACK_GROUP_0=node2", NULL };
+		const char *n2[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+				     "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_HET_SIZE=2",
+				     "SLURM_NTASKS=3", "SLURM_NNODES=2", "SLURMD_NODENAME=node2",
+				     "SLURM_STEP_NUM_TASKS=3", "SLURM_STEP_NUM_NODES=2",
+				     "SLURM_STEP_NODELIST=node[1-2]",
+				     "SLURM_STEP_TASKS_PER_NODE=2,1",
+				     "SLURM_JOB_NODELIST_PACK_GROUP_0=node2", NULL };
+		const char *percomp[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+					  "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_HET_SIZE=2",
+					  "SLURM_NTASKS=3", "SLURM_NNODES=2", "SLURMD_NODENAME=node2",
+					  "SLURM_STEP_NODELIST=node[1-2]",
+					  "SLURM_STEP_TASKS_PER_NODE=1",
+					  "SLURM_JOB_NODELIST_PACK_GROUP_0=node2", NULL };
+		const char *stranger[] = { "SLURM_JOB_ID=20", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+					   "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_HET_SIZE=2",
+					   "SLURM_NTASKS=3", "SLURM_NNODES=2", "SLURMD_NODENAME=node9",
+					   "SLURM_STEP_NODELIST=node[1-2]",
+					   "SLURM_STEP_TASKS_PER_NODE=2,1",
+					   "SLURM_JOB_NODELIST_PACK_GROUP_0=node2", NULL };
+
+		ok(run(n1, -1, -1) == 0, "het from the env computes on node1: %s", err.msg);
+		is_str(V("LOCAL_WORLD_SIZE"), "2", "het node1: 2 local tasks (entry 0 of 2,1)");
+		is_str(V("NODE_RANK"), "1", "het node1: NODE_RANK = SLURM_NODEID");
+		is_str(V("WORLD_SIZE"), "3", "het node1: WORLD_SIZE 3");
+		is_str(V("MASTER_ADDR"), "node2", "het node1: MASTER_ADDR component 0's first node");
+		is_str(V("OMP_NUM_THREADS"), "1", "het node1: OMP_NUM_THREADS=1");
+		ok(run(n2, -1, -1) == 0, "het from the env computes on node2: %s", err.msg);
+		is_str(V("LOCAL_WORLD_SIZE"), "1", "het node2: 1 local task (entry 1, not SLURM_NODEID's 0)");
+		ok(V("OMP_NUM_THREADS") == NULL, "het node2: no OMP_NUM_THREADS");
+		ok(run(n2, -1, 1) == 0 && strcmp(V("LOCAL_WORLD_SIZE"), "1") == 0,
+		   "het with slurmstepd's count: unchanged");
+		ok(run(percomp, -1, -1) == -1 &&
+		   strstr(err.msg, "SLURM_STEP_TASKS_PER_NODE=\"1\" covers 1 nodes and 1 tasks") != NULL,
+		   "het: a per-component tasks-per-node value refused: %s", err.msg);
+		ok(run(stranger, -1, -1) == -1 && strstr(err.msg, "SLURMD_NODENAME=node9") != NULL,
+		   "het: SLURMD_NODENAME outside the step refused: %s", err.msg);
+	}
+	/* The caller knows task 0's host (SLURM_HOSTFILE); srun's hint wins. */
+	{
+		const char *arb[] = { "SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "SLURM_PROCID=1",
+				      "SLURM_LOCALID=0", "SLURM_NODEID=0",
+				      "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=2",
+				      "SLURM_STEP_NODELIST=node[1-2]",
+				      "SLURM_STEP_TASKS_PER_NODE=1(x2)",
+				      "SLURM_DISTRIBUTION=arbitrary", NULL };
+		const char *hinted[] = { "SLURM_JOB_ID=9", "SLURM_STEP_ID=0", "SLURM_PROCID=1",
+					 "SLURM_LOCALID=0", "SLURM_NODEID=0",
+					 "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=2",
+					 "SLURM_STEP_NODELIST=node[1-2]",
+					 "SLURM_STEP_TASKS_PER_NODE=1(x2)",
+					 "SLURM_DISTRIBUTION=arbitrary",
+					 "DISTENV_MASTER_HOST=9.0:node1", NULL };
+
+		ok(run_t0(arb, "node2") == 0, "arbitrary with the caller's task 0 host computes: %s", err.msg);
+		is_str(V("MASTER_ADDR"), "node2", "MASTER_ADDR from the caller's task 0 host");
+		ok(run_t0(arb, "node7") == -1, "caller's host outside the step refused");
+		is_str(err.msg, "task 0's host node7 (from SLURM_HOSTFILE=/x) is not in SLURM_STEP_NODELIST=\"node[1-2]\"",
+		       "error names the host and its source");
+		ok(run_t0(hinted, "node2") == 0 && strcmp(V("MASTER_ADDR"), "node1") == 0,
+		   "srun's hint for this step wins over the caller's host");
 	}
 	/* Batch step: MASTER_* only. */
 	{
@@ -231,6 +316,17 @@ int main(void)
 	ok(de_tasks_per_node_at("T", "a", 0, &n, &err) == -1, "tpn: letters rejected");
 	ok(de_tasks_per_node_at("T", "", 0, &n, &err) == -1, "tpn: empty rejected");
 	ok(de_tasks_per_node_at("T", "1,2(x2", 0, &n, &err) == -1, "tpn: unclosed paren rejected even after match");
+	{
+		size_t nodes = 0;
+		unsigned long long tasks = 0;
+
+		ok(de_tasks_per_node_totals("T", "2(x3),1", &nodes, &tasks, &err) == 0 &&
+		   nodes == 4 && tasks == 7, "tpn totals: 2(x3),1 is 4 nodes, 7 tasks");
+		ok(de_tasks_per_node_totals("T", "2,1", &nodes, &tasks, &err) == 0 &&
+		   nodes == 2 && tasks == 3, "tpn totals: 2,1 is 2 nodes, 3 tasks");
+		ok(de_tasks_per_node_totals("T", "2(x", &nodes, &tasks, &err) == -1,
+		   "tpn totals: malformed rejected");
+	}
 
 	/* The plan: set / keep / replace inherited / force. */
 	{

@@ -1,0 +1,347 @@
+/* distenv-exec: the plugin's environment without the plugin.
+ *
+ *   srun distenv-exec [--check] python train.py
+ *
+ * Computes, in this task, exactly what the distenv SPANK plugin would set
+ * (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK,
+ * GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, OMP_NUM_THREADS) with the
+ * same library code (layout.c), keeps what the user set, optionally runs
+ * distenv-check, then execs PROGRAM. For clusters where the plugin is not
+ * installed. What the plugin learns from srun and slurmstepd comes from
+ * the environment here: the host of task 0 with arbitrary distribution from
+ * SLURM_HOSTFILE, the local task count of a het step from
+ * SLURM_STEP_TASKS_PER_NODE. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "hostlist.h"
+#include "layout.h"
+#include "parse.h"
+#include "port.h"
+#include "settings.h"
+
+#define PROG "distenv-exec"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: " PROG " [--check[=auto|socket|nccl]] [--verbose] [--force] [--] PROGRAM [ARGS...]\n"
+		"Set the torchrun environment the distenv Slurm plugin would set in this\n"
+		"task (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK,\n"
+		"GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, OMP_NUM_THREADS),\n"
+		"then run PROGRAM in its place: `srun " PROG " python train.py`.\n"
+		"\n"
+		"      --check[=B]  first run distenv-check (backend B, default auto) in\n"
+		"                   this task; PROGRAM is not started if it fails\n"
+		"  -v, --verbose    print each variable and whether it was set or kept\n"
+		"  -f, --force      overwrite values already set (OMP_NUM_THREADS is\n"
+		"                   always kept)\n"
+		"  -h, --help       show this help\n"
+		"  -V, --version    show the version\n"
+		"\n"
+		"Environment: DISTENV_PORT_MIN, DISTENV_PORT_MAX (MASTER_PORT range,\n"
+		"default %u-%u), DISTENV_CHECK (the distenv-check binary; default: next\n"
+		"to " PROG "), DISTENV_CHECK_OPTS (extra distenv-check options).\n"
+		"Exit status: PROGRAM's; 1 error, 2 usage error, 127 PROGRAM not run.\n",
+		DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT);
+}
+
+__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
+	return 2;
+}
+
+__attribute__((format(printf, 1, 2)))
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static const char *env_get(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+/* DISTENV_PORT_MIN / DISTENV_PORT_MAX, as the plugin's port_min/port_max. */
+static int port_range(struct de_config *cfg, struct de_err *err)
+{
+	const char *smin = getenv("DISTENV_PORT_MIN");
+	const char *smax = getenv("DISTENV_PORT_MAX");
+	unsigned long min = cfg->port_min, max = cfg->port_max;
+
+	if (smin != NULL &&
+	    de_parse_ulong("DISTENV_PORT_MIN", smin, 1024, 65535, &min, err))
+		return -1;
+	if (smax != NULL &&
+	    de_parse_ulong("DISTENV_PORT_MAX", smax, 1024, 65535, &max, err))
+		return -1;
+	if (min > max)
+		return de_errf(err, "DISTENV_PORT_MIN=%lu is above DISTENV_PORT_MAX=%lu%s",
+			       min, max, smax == NULL ? " (the default)" : "");
+	cfg->port_min = (uint16_t)min;
+	cfg->port_max = (uint16_t)max;
+	return 0;
+}
+
+/* Arbitrary distribution: task i runs on the hostfile's host i, so task 0
+ * on its first host. Slurm's reader skips blank lines and '#' comments and
+ * accepts a hostlist expression or "host*count" on a line. */
+static int hostfile_first(const char *path, char *host, size_t len,
+			  struct de_err *err)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, *p, *end;
+	size_t cap = 0;
+	struct de_err e2;
+	int rc = -1, lines = 0;
+
+	if (f == NULL)
+		return de_errf(err, "SLURM_HOSTFILE=%s: cannot read it: %s (with SLURM_DISTRIBUTION=arbitrary it says which host runs task 0)",
+			       path, strerror(errno));
+	while (getline(&line, &cap, f) >= 0) {
+		lines++;
+		if ((p = strchr(line, '#')) != NULL)
+			*p = '\0';
+		if ((p = strchr(line, '*')) != NULL)
+			*p = '\0';
+		for (p = line; *p == ' ' || *p == '\t'; p++)
+			;
+		end = p + strlen(p);
+		while (end > p && (end[-1] == '\n' || end[-1] == '\r' ||
+				   end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (*p == '\0')
+			continue;
+		if (de_hostlist_nth(p, DE_HL_SUFFIX, 0, host, len, &e2))
+			de_errf(err, "SLURM_HOSTFILE=%s: line %d: %s", path, lines, e2.msg);
+		else
+			rc = 0;
+		goto out;
+	}
+	if (ferror(f))
+		de_errf(err, "SLURM_HOSTFILE=%s: reading it: %s", path, strerror(errno));
+	else
+		de_errf(err, "SLURM_HOSTFILE=%s: no host in the file", path);
+out:
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/* distenv-check: DISTENV_CHECK, else next to this binary, else the
+ * installed one. */
+static const char *check_path(char *buf, size_t len)
+{
+	const char *p = getenv("DISTENV_CHECK");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (p != NULL && *p != '\0')
+		return p;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			snprintf(buf, len, "%s/distenv-check", self);
+			if (access(buf, X_OK) == 0)
+				return buf;
+		}
+	}
+	return DE_CHECK_PATH_DEFAULT;
+}
+
+/* Runs distenv-check with this (final) environment, as the plugin's
+ * --dist-check does; 0 only if it passed. */
+static int run_check(int backend)
+{
+	char buf[PATH_MAX + 32], bopt[32], opts[1024], *argv[40], *save = NULL, *tok;
+	const char *path = check_path(buf, sizeof(buf));
+	const char *extra = getenv("DISTENV_CHECK_OPTS");
+	int argc = 0, status;
+	pid_t pid, w;
+
+	if (access(path, X_OK) != 0)
+		return fail("--check: cannot run %s: %s (set DISTENV_CHECK to the distenv-check binary)",
+			    path, strerror(errno));
+	argv[argc++] = (char *)path;
+	snprintf(bopt, sizeof(bopt), "--backend=%s", de_check_name(backend));
+	argv[argc++] = bopt;
+	snprintf(opts, sizeof(opts), "%s", extra != NULL ? extra : "");
+	for (tok = strtok_r(opts, " \t", &save); tok != NULL && argc < 38;
+	     tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return fail("--check: fork: %s", strerror(errno));
+	if (pid == 0) {
+		execv(path, argv);
+		fprintf(stderr, PROG ": --check: cannot run %s: %s\n", path,
+			strerror(errno));
+		_exit(127);
+	}
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
+		return fail("--check: waiting for %s: %s", path, strerror(errno));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFEXITED(status))
+		return fail("--check failed (distenv-check exit %d): the program was not started",
+			    WEXITSTATUS(status));
+	return fail("--check killed by signal %d: the program was not started",
+		    WTERMSIG(status));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "check", optional_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct de_config cfg;
+	struct de_layout_in in;
+	struct de_torch_env want;
+	struct de_plan plan;
+	struct de_err err;
+	char task0[DE_VALUE_MAX], from[PATH_MAX + 32];
+	const char *dist, *hostfile;
+	int opt, verbose = 0, force = 0;
+	size_t i;
+
+	de_config_init(&cfg);
+	opterr = 0;
+	/* '+': stop at PROGRAM, its options are its own. */
+	while ((opt = getopt_long(argc, argv, "+:vfhV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			if (de_config_parse_check(&cfg, "--check", optarg, &err))
+				return usage_error("%s", err.msg);
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return fflush(stdout) == 0 ? 0 : 1;
+		case 'V':
+			printf(PROG " (distenv) %s\n", PACKAGE_VERSION);
+			return fflush(stdout) == 0 ? 0 : 1;
+		case ':':
+			return usage_error("option '%s' needs an argument",
+					   argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no PROGRAM to run");
+
+	if (port_range(&cfg, &err))
+		return fail("%s", err.msg);
+	if (getenv("SLURM_JOB_ID") == NULL)
+		return fail("SLURM_JOB_ID is not set: run " PROG " in a Slurm job (srun " PROG " PROGRAM, or in the job script)");
+
+	memset(&in, 0, sizeof(in));
+	in.get = env_get;
+	in.cfg = &cfg;
+	in.step_id = -1;     /* SLURM_STEP_ID; absent: the batch step */
+	in.local_tasks = -1; /* from SLURM_STEP_TASKS_PER_NODE */
+	dist = getenv("SLURM_DISTRIBUTION");
+	hostfile = getenv("SLURM_HOSTFILE");
+	if (dist != NULL && strncmp(dist, "arbitrary", 9) == 0 &&
+	    getenv("SLURM_STEP_ID") != NULL) {
+		/* srun's hint (plugin loaded by srun only) wins in layout.c;
+		 * without it the hostfile is the only record of the layout. */
+		if (hostfile == NULL || *hostfile == '\0') {
+			if (getenv(DE_MASTER_HINT_VAR) == NULL)
+				return fail("SLURM_DISTRIBUTION=%s but SLURM_HOSTFILE is not set: cannot tell which host runs task 0",
+					    dist);
+		} else {
+			if (hostfile_first(hostfile, task0, sizeof(task0), &err)) {
+				if (getenv(DE_MASTER_HINT_VAR) == NULL)
+					return fail("%s", err.msg);
+			} else {
+				snprintf(from, sizeof(from), "SLURM_HOSTFILE=%s", hostfile);
+				in.task0_host = task0;
+				in.task0_from = from;
+			}
+		}
+	}
+	if (de_layout_compute(&in, &want, &err))
+		return fail("%s", err.msg);
+	de_plan_make(&want, env_get, NULL, force, &plan);
+
+	for (i = 0; i < plan.n; i++) {
+		const char *name = plan.item[i].name;
+		int keep = plan.item[i].action == DE_KEEP;
+
+		if (!keep && setenv(name, plan.item[i].value, 1) != 0)
+			return fail("setting %s=%s: %s", name, plan.item[i].value,
+				    strerror(errno));
+		if (verbose)
+			fprintf(stderr, PROG ": %s=%s (%s%s%s)\n", name,
+				keep ? plan.item[i].current : plan.item[i].value,
+				de_action_name(plan.item[i].action),
+				keep ? ", distenv: " : "",
+				keep ? plan.item[i].value : "");
+	}
+	/* As the plugin: an inner step can tell these from the user's. */
+	if (setenv(DE_MANAGED_VAR, plan.managed, 1) != 0)
+		return fail("setting %s: %s", DE_MANAGED_VAR, strerror(errno));
+
+	if (cfg.check != DE_CHECK_OFF) {
+		if (want.batch) {
+			if (verbose)
+				fprintf(stderr, PROG ": --check skipped in the batch step (no ranks to check)\n");
+		} else if (run_check(cfg.check)) {
+			return 1;
+		}
+	}
+
+	fflush(NULL);
+	execvp(argv[optind], argv + optind);
+	fprintf(stderr, PROG ": cannot run %s: %s\n", argv[optind], strerror(errno));
+	return 127;
+}
