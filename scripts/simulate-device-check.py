@@ -53,8 +53,7 @@ def env_int(name: str) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(
-        description="Choose a GPU by RANK or LOCAL_RANK as training code does; "
-                    "fails with 'invalid device ordinal' where a real node would.")
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device-by", choices=("rank", "local_rank"), default="local_rank",
                         help="which variable picks cuda:N (default local_rank)")
     args = parser.parse_args()
