@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -571,11 +572,16 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 			 wrong ? line : "", NULL, 0, f))
 		return -1;
 	if (c->rank == 0 && !c->o.json) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
 		rank_ranges(c, ranges, sizeof(ranges));
 		printf("distenv-check: PASS: %u rank%s on %d node%s (%s); data interface %s (%s); "
-		       "rendezvous %.0f ms (authentication: %s); allreduce of %zu %s verified on every rank\n",
+		       "rendezvous %.0f ms (authentication: %s); allreduce of %zu %s verified on every rank; "
+		       "rank 0 peak RSS %ld KiB\n",
 		       c->world, c->world == 1 ? "" : "s", nodes_in(c), nodes_in(c) == 1 ? "" : "s", ranges, c->iface,
-		       c->iface_how, c->rdv_ms, de_auth_name(c), count, de_dtype_name(t));
+		       c->iface_how, c->rdv_ms, de_auth_name(c), count, de_dtype_name(t),
+		       ru.ru_maxrss);
 	}
 	return 0;
 }
@@ -653,6 +659,15 @@ int main(int argc, char **argv)
 	int rc = 1;
 
 	signal(SIGPIPE, SIG_IGN);
+	{
+		/* Rank 0 holds a connection per rank: lift the soft fd limit. */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&c, 0, sizeof(c));
 	memset(&f, 0, sizeof(f));
