@@ -54,6 +54,10 @@ srun --dist-env=off "\$@" "$tmp/exec" "$tmp/dump" >"$tmp/\$name.exec" 2>&1
 EOF
 chmod +x "$tmp/dump" "$tmp/exec" "$tmp/pair"
 
+# out NAME: what a step printed, without srun's own notes ("srun: Job 7 step
+# creation temporarily disabled, retrying" while the last step lets go).
+out() { grep -v '^srun: ' "$tmp/$1.out"; }
+
 field() { # field LINE NAME
 	local w
 	for w in $1; do [ "${w%%=*}" = "$2" ] && { echo "${w#*=}"; return; }; done
@@ -142,43 +146,43 @@ tap_is "$(dumped "$tmp/arbitrary.exec" | awk '{print $2, $5, $12}' | tr '\n' '|'
 	"host=node2 RANK=0 MASTER_ADDR=node2|host=node1 RANK=1 MASTER_ADDR=node2|" \
 	"arbitrary (hostfile node2,node1): distenv-exec: task 0 on node2, MASTER_ADDR node2 from SLURM_HOSTFILE"
 
-tap_is "$(sort -u "$tmp/userport.out")" "12345" "user's MASTER_PORT kept"
-got=$(sort -u "$tmp/force.out")
+tap_is "$(out userport | sort -u)" "12345" "user's MASTER_PORT kept"
+got=$(out force | sort -u)
 if [[ $got =~ ^2[0-9]{4}$ ]]; then
 	tap_ok "--force overrides the user's MASTER_PORT (got $got)"
 else
 	tap_fail "--force overrides the user's MASTER_PORT" "$got"
 fi
-tap_is "$(sort -u "$tmp/omp.out")" "3" "user's OMP_NUM_THREADS kept, even with --force (as the plugin)"
-tap_like "$(cat "$tmp/verbose.out")" "distenv-exec: RANK=0 \(set\)" "--verbose reports what was set"
-tap_like "$(cat "$tmp/verbose.out")" "distenv-exec: MASTER_PORT=12345 \(kept user's, distenv: 2[0-9]{4}\)" "--verbose reports what was kept"
-tap_like "$(sort -u "$tmp/range.out" | tr '\n' ' ')" "^3000[0-9] $" "DISTENV_PORT_MIN/MAX=30000/30009 respected"
+tap_is "$(out omp | sort -u)" "3" "user's OMP_NUM_THREADS kept, even with --force (as the plugin)"
+tap_like "$(out verbose)" "distenv-exec: RANK=0 \(set\)" "--verbose reports what was set"
+tap_like "$(out verbose)" "distenv-exec: MASTER_PORT=12345 \(kept user's, distenv: 2[0-9]{4}\)" "--verbose reports what was kept"
+tap_like "$(out range | sort -u | tr '\n' ' ')" "^3000[0-9] $" "DISTENV_PORT_MIN/MAX=30000/30009 respected"
 
-out=$(cat "$tmp/check.out")
+out=$(out check)
 if [[ $out == *"distenv-check: PASS: 2 ranks on 2 nodes"* ]] && [[ $out == *"rc=0"* ]] &&
 	[ "$(grep -c '^program ran on rank [01]$' <<<"$out")" = 2 ]; then
 	tap_ok "--check: distenv-check passes with the computed environment, then the program runs on both ranks"
 else
 	tap_fail "--check: distenv-check passes, then the program runs" "$out"
 fi
-out=$(cat "$tmp/checkfail.out")
+out=$(out checkfail)
 if [[ $out == *"master-loopback"* ]] && [[ $out == *"distenv-exec: --check failed (distenv-check exit "*"): the program was not started"* ]] &&
 	[[ $out != *"program ran"* ]] && [[ $out != *"rc=0"* ]]; then
 	tap_ok "--check failing (user's MASTER_ADDR=127.0.0.1 on 2 nodes): diagnosis shown, program not started"
 else
 	tap_fail "--check failing: diagnosis shown, program not started" "$out"
 fi
-tap_like "$(cat "$tmp/checkmissing.out")" "distenv-exec: --check: cannot run /nonexistent/distenv-check: No such file or directory.*rc=1" \
+tap_like "$(out checkmissing)" "distenv-exec: --check: cannot run /nonexistent/distenv-check: No such file or directory.*rc=1" \
 	"--check with DISTENV_CHECK missing: a clear error, exit 1"
 
 # --- bad values fail clearly ------------------------------------------------------------
-tap_like "$(cat "$tmp/badport.out")" "distenv-exec: DISTENV_PORT_MIN=80: out of range \(expected 1024..65535\).*rc=1" \
+tap_like "$(out badport)" "distenv-exec: DISTENV_PORT_MIN=80: out of range \(expected 1024..65535\).*rc=1" \
 	"DISTENV_PORT_MIN=80: named with its value, exit 1"
-tap_like "$(cat "$tmp/badprocid.out")" "distenv-exec: SLURM_PROCID=\"x\": expected an integer in 0..4294967295.*rc=1" \
+tap_like "$(out badprocid)" "distenv-exec: SLURM_PROCID=\"x\": expected an integer in 0..4294967295.*rc=1" \
 	"SLURM_PROCID=x: named with its value, exit 1"
-tap_like "$(cat "$tmp/nohostfile.out")" "distenv-exec: SLURM_HOSTFILE=/nonexistent/hostfile: cannot read it: No such file or directory.*rc=1" \
+tap_like "$(out nohostfile)" "distenv-exec: SLURM_HOSTFILE=/nonexistent/hostfile: cannot read it: No such file or directory.*rc=1" \
 	"arbitrary distribution, unreadable SLURM_HOSTFILE: named, exit 1"
-tap_like "$(cat "$tmp/noprog.out")" "distenv-exec: cannot run /nonexistent/program: No such file or directory.*rc=127" \
+tap_like "$(out noprog)" "distenv-exec: cannot run /nonexistent/program: No such file or directory.*rc=127" \
 	"missing PROGRAM: the reason, exit 127"
 
 # --- heterogeneous step -----------------------------------------------------------------
