@@ -25,7 +25,7 @@ field() { # field LINE NAME
 }
 
 # --- srun -N2 -n2 ------------------------------------------------------------
-out=$(cx srun -N2 -n2 bash -c "$show" 2>&1 | sort -t= -k2 -n) || true
+out=$(cx srun -N2 -n2 bash -c "$show" 2>&1 | grep -v '^srun: ' | sort -t= -k2 -n) || true
 l0=$(grep '^node1 ' <<<"$out" || true)
 l1=$(grep '^node2 ' <<<"$out" || true)
 tap_is "$(field "$l0" RANK) $(field "$l1" RANK)" "0 1" "-N2 -n2: RANK 0 on node1, 1 on node2"
@@ -45,7 +45,7 @@ fi
 tap_is "$(field "$l0" OMP_NUM_THREADS)" "unset" "-N2 -n2: OMP_NUM_THREADS left alone with one task per node"
 
 # --- srun -N2 -n4 --ntasks-per-node=2 ------------------------------------------
-out=$(cx srun -N2 -n4 --ntasks-per-node=2 bash -c "$show" 2>&1 | sort -t= -k2 -n) || true
+out=$(cx srun -N2 -n4 --ntasks-per-node=2 bash -c "$show" 2>&1 | grep -v '^srun: ' | sort -t= -k2 -n) || true
 ranks="" mapping=ok
 while read -r line; do
 	[ -n "$line" ] || continue
@@ -61,12 +61,12 @@ tap_is "$ranks" "0@node1/0 1@node1/1 2@node2/0 3@node2/1 " "-N2 -n4 --ntasks-per
 tap_is "$mapping" ok "-N2 -n4: RANK=SLURM_PROCID, LOCAL_RANK=SLURM_LOCALID, sizes 4/2, OMP_NUM_THREADS=1, MASTER_ADDR node1"
 
 # --- a user-set MASTER_PORT is kept; force=1 overrides it ----------------------
-out=$(cx env MASTER_PORT=12345 srun -N2 -n2 printenv MASTER_PORT 2>&1 | sort -u)
+out=$(cx env MASTER_PORT=12345 srun -N2 -n2 printenv MASTER_PORT 2>&1 | grep -v '^srun: ' | sort -u)
 tap_is "$out" "12345" "user's MASTER_PORT kept"
-out=$(cx env OMP_NUM_THREADS=3 srun -N1 -n2 printenv OMP_NUM_THREADS 2>&1 | sort -u)
+out=$(cx env OMP_NUM_THREADS=3 srun -N1 -n2 printenv OMP_NUM_THREADS 2>&1 | grep -v '^srun: ' | sort -u)
 tap_is "$out" "3" "user's OMP_NUM_THREADS kept"
 cluster_plugstack force=1
-out=$(cx env MASTER_PORT=12345 srun -N2 -n2 printenv MASTER_PORT 2>&1 | sort -u)
+out=$(cx env MASTER_PORT=12345 srun -N2 -n2 printenv MASTER_PORT 2>&1 | grep -v '^srun: ' | sort -u)
 if [[ "$out" =~ ^[0-9]+$ ]] && [ "$out" != 12345 ]; then
 	tap_ok "force=1 overrides the user's MASTER_PORT (got $out)"
 else
@@ -75,9 +75,9 @@ fi
 cluster_plugstack
 
 # --- --dist-env=off, --dist-port, verbose --------------------------------------
-out=$(cx srun -N2 -n2 --dist-env=off bash -c 'echo "${RANK-unset} ${MASTER_ADDR-unset}"' 2>&1 | sort -u)
+out=$(cx srun -N2 -n2 --dist-env=off bash -c 'echo "${RANK-unset} ${MASTER_ADDR-unset}"' 2>&1 | grep -v '^srun: ' | sort -u)
 tap_is "$out" "unset unset" "--dist-env=off: nothing set"
-out=$(cx srun -N2 -n2 --dist-port=23456 printenv MASTER_PORT 2>&1 | sort -u)
+out=$(cx srun -N2 -n2 --dist-port=23456 printenv MASTER_PORT 2>&1 | grep -v '^srun: ' | sort -u)
 tap_is "$out" "23456" "--dist-port=23456 sets MASTER_PORT"
 out=$(cx srun -N2 -n2 --dist-port=80 true 2>&1) && rc=0 || rc=$?
 if [ "$rc" -ne 0 ] && [[ "$out" == *"--dist-port=80: out of range (expected 1024..65535)"* ]]; then
@@ -103,7 +103,7 @@ tap_check "no node drained or down after a failed step" cluster_healthy
 
 # --- arbitrary distribution: task 0 on node2 -----------------------------------
 printf 'node2\nnode1\n' >"$tmp/hostfile"
-out=$(cx env SLURM_HOSTFILE="$tmp/hostfile" srun -N2 -n2 -m arbitrary bash -c "$show" 2>&1 | sort -t= -k2 -n) || true
+out=$(cx env SLURM_HOSTFILE="$tmp/hostfile" srun -N2 -n2 -m arbitrary bash -c "$show" 2>&1 | grep -v '^srun: ' | sort -t= -k2 -n) || true
 l0=$(grep 'RANK=0 ' <<<"$out" || true)
 tap_is "${l0%% *} $(field "$l0" SLURM_PROCID)" "node2 0" "arbitrary: task 0 runs on node2"
 tap_is "$(field "$(grep '^node1 ' <<<"$out")" MASTER_ADDR) $(field "$l0" MASTER_ADDR)" "node2 node2" "arbitrary: MASTER_ADDR is node2 on every task"
@@ -170,12 +170,12 @@ cluster_plugstack bogus=1
 out=$(cx srun -N1 -n1 true 2>&1) && rc=0 || rc=$?
 tap_like "$out" 'argument "bogus=1": unknown key' "unknown plugstack argument named"
 cluster_plugstack default=off
-out=$(cx srun -N2 -n2 bash -c 'echo ${RANK-unset}' 2>&1 | sort -u)
+out=$(cx srun -N2 -n2 bash -c 'echo ${RANK-unset}' 2>&1 | grep -v '^srun: ' | sort -u)
 tap_is "$out" "unset" "default=off: nothing set"
-out=$(cx srun -N2 -n2 --dist-env=auto bash -c 'echo ${RANK-unset}' 2>&1 | sort -u | tr '\n' ' ')
+out=$(cx srun -N2 -n2 --dist-env=auto bash -c 'echo ${RANK-unset}' 2>&1 | grep -v '^srun: ' | sort -u | tr '\n' ' ')
 tap_is "$out" "0 1 " "default=off, --dist-env=auto: per-job opt-in"
 cluster_plugstack port_min=30000 port_max=30009
-out=$(cx srun -N2 -n2 printenv MASTER_PORT 2>&1 | sort -u)
+out=$(cx srun -N2 -n2 printenv MASTER_PORT 2>&1 | grep -v '^srun: ' | sort -u)
 if [[ "$out" =~ ^3000[0-9]$ ]]; then tap_ok "port_min/port_max respected ($out)"
 else tap_fail "port_min/port_max respected" "$out"; fi
 cluster_plugstack
