@@ -30,9 +30,12 @@ def main() -> int:
     dist.all_reduce(t)
     got, want = int(t.item()), world * (world + 1) // 2
     verdict = "OK" if got == want else "WRONG"
-    print(f"[rank {rank}/{world}] node={socket.gethostname()} "
-          f"local_rank={local}/{local_world} device={device} backend={backend} "
-          f"allreduce={got} (expected {want}) {verdict}", flush=True)
+    # One write per line: with PYTHONUNBUFFERED print() writes the text and
+    # the newline separately, and lines of several ranks interleave.
+    sys.stdout.write(f"[rank {rank}/{world}] node={socket.gethostname()} "
+                     f"local_rank={local}/{local_world} device={device} backend={backend} "
+                     f"allreduce={got} (expected {want}) {verdict}\n")
+    sys.stdout.flush()
     dist.destroy_process_group()
     return 0 if got == want else 1
 

@@ -344,6 +344,16 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 	add_ul(out, "LOCAL_RANK", local);
 	add_ul(out, "WORLD_SIZE", world);
 	add_ul(out, "LOCAL_WORLD_SIZE", nlocal);
+	/* torchrun's node 0 hosts its store at MASTER_ADDR: the node running
+	 * task 0 must be NODE_RANK 0. Slurm numbers nodes in nodelist order,
+	 * so under arbitrary distribution task 0's node may be node k: swap
+	 * k and 0 (het steps already number component 0's nodes first). */
+	if (!het && idx > 0) {
+		if (node == (unsigned long)idx)
+			node = 0;
+		else if (node == 0)
+			node = (unsigned long)idx;
+	}
 	add_ul(out, "NODE_RANK", node);
 	add_ul(out, "GROUP_RANK", node);
 	add_ul(out, "GROUP_WORLD_SIZE", nnodes);

@@ -107,6 +107,7 @@ out=$(cx env SLURM_HOSTFILE="$tmp/hostfile" srun -N2 -n2 -m arbitrary bash -c "$
 l0=$(grep 'RANK=0 ' <<<"$out" || true)
 tap_is "${l0%% *} $(field "$l0" SLURM_PROCID)" "node2 0" "arbitrary: task 0 runs on node2"
 tap_is "$(field "$(grep '^node1 ' <<<"$out")" MASTER_ADDR) $(field "$l0" MASTER_ADDR)" "node2 node2" "arbitrary: MASTER_ADDR is node2 on every task"
+tap_is "$(field "$l0" NODE_RANK) $(field "$(grep '^node1 ' <<<"$out")" NODE_RANK)" "0 1" "arbitrary: task 0's node is NODE_RANK 0 (torchrun's store host), node1 is 1"
 
 # --- heterogeneous step: rank 0 is component 0's first task --------------------
 out=$(cx srun -N1 -n1 -w node2 : -N1 -n2 -w node1 bash -c "$show" 2>&1 | grep '^node' | sort -t= -k2 -n) || true

@@ -126,6 +126,7 @@ int main(void)
 
 		ok(run(env, -1, -1) == 0, "arbitrary with hint computes");
 		is_str(V("MASTER_ADDR"), "node2", "MASTER_ADDR from srun's layout hint");
+		is_str(V("NODE_RANK"), "1", "arbitrary: node1 (SLURM_NODEID 0) swaps to NODE_RANK 1, task 0's node2 is 0");
 		ok(run(nohint, -1, -1) == -1, "arbitrary, hint for another step: refused");
 		ok(strstr(err.msg, "SLURM_DISTRIBUTION=arbitrary") != NULL, "error names the distribution: %s", err.msg);
 		ok(run(badhint, -1, -1) == -1, "hint naming a host outside the step refused");
