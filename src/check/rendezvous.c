@@ -227,7 +227,8 @@ out:
 	free(p.peer);
 }
 
-static void on_hello(struct conn *k, const struct de_hello *h)
+/* Returns 1 when it turned k away: k is closed and freed then. */
+static int on_hello(struct conn *k, const struct de_hello *h)
 {
 	const struct de_hello *mine = NULL;
 	uint32_t i;
@@ -241,7 +242,7 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 		send_text(k, DE_MSG_REJECT, DE_D_USAGE, h->rank,
 			  "this rendezvous belongs to another job");
 		conn_close(k);
-		return;
+		return 1;
 	}
 	{
 		char why[256];
@@ -252,7 +253,7 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 			send_text(k, DE_MSG_REJECT, DE_D_AUTH, h->rank, why);
 			S.rejected++;
 			conn_close(k);
-			return;
+			return 1;
 		}
 	}
 	if (S.phase >= 0) {
@@ -261,7 +262,7 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 		send_text(k, DE_MSG_REJECT, DE_D_DUP_RANK, h->rank,
 			  "the world is already complete");
 		conn_close(k);
-		return;
+		return 1;
 	}
 	/* From here on the sender is a rank of this job: a disagreement is
 	 * the job's problem, reported to everyone. */
@@ -275,7 +276,7 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 		srv_abort(DE_D_WORLD_MISMATCH, h->rank,
 			  "rank %u on %s says WORLD_SIZE=%u but rank 0 on %s says %u",
 			  h->rank, h->host, h->world, S.c->host, S.c->world);
-		return;
+		return 0;
 	}
 	if (h->rank >= S.c->world) {
 		k->rank = -2;
@@ -284,7 +285,7 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 		srv_abort(DE_D_RANK_RANGE, h->rank,
 			  "a process on %s says RANK=%u, outside 0..%u (WORLD_SIZE=%u)",
 			  h->host, h->rank, S.c->world - 1, S.c->world);
-		return;
+		return 0;
 	}
 	if (S.byrank[h->rank] != NULL) {
 		const struct de_hello *o = &S.byrank[h->rank]->h;
@@ -295,7 +296,7 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 		srv_abort(DE_D_DUP_RANK, h->rank,
 			  "RANK=%u is claimed twice: by pid %u on %s and by pid %u on %s",
 			  h->rank, o->pid, o->host, h->pid, h->host);
-		return;
+		return 0;
 	}
 	S.byrank[h->rank] = k;
 	S.joined++;
@@ -306,13 +307,13 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 			  "rank %u on %s runs the %s backend, rank 0 on %s the %s backend",
 			  h->rank, h->host, h->backend == DE_BACKEND_NCCL ? "nccl" : "socket",
 			  mine->host, mine->backend == DE_BACKEND_NCCL ? "nccl" : "socket");
-		return;
+		return 0;
 	}
 	if (mine != NULL && strcmp(h->params, mine->params) != 0) {
 		srv_abort(DE_D_SIZE_MISMATCH, h->rank,
 			  "rank %u on %s runs \"%s\", rank 0 runs \"%s\"",
 			  h->rank, h->host, h->params, mine->params);
-		return;
+		return 0;
 	}
 	if (S.joined == S.c->world) {
 		/* Rank 0 may have joined after others: check them all now. */
@@ -325,19 +326,20 @@ static void on_hello(struct conn *k, const struct de_hello *h)
 					  "rank %u on %s runs the %s backend, rank 0 on %s the %s backend",
 					  i, o->host, o->backend == DE_BACKEND_NCCL ? "nccl" : "socket",
 					  mine->host, mine->backend == DE_BACKEND_NCCL ? "nccl" : "socket");
-				return;
+				return 0;
 			}
 			if (strcmp(o->params, mine->params) != 0) {
 				srv_abort(DE_D_SIZE_MISMATCH, i,
 					  "rank %u on %s runs \"%s\", rank 0 runs \"%s\"",
 					  i, o->host, o->params, mine->params);
-				return;
+				return 0;
 			}
 		}
 		send_peers();
 		S.phase = 0;
 		S.deadline = de_now_ms() + (int64_t)S.c->o.timeout_s * 1000 + 5000;
 	}
+	return 0;
 }
 
 /* Probe reports: "host (addr:port) how, host (addr:port) how" from each
@@ -472,11 +474,10 @@ static void on_readable(struct conn *k)
 				conn_close(k);
 				return;
 			}
-			on_hello(k, &h);
+			if (on_hello(k, &h))
+				return; /* closed */
 			if (k->rank == -2 || S.done)
 				return; /* closed at the end with the others */
-			if (k->rank < 0)
-				return; /* closed */
 		} else if (k->rank >= 0 && type == DE_MSG_REPORT) {
 			struct de_text t;
 
