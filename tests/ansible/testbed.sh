@@ -45,10 +45,10 @@ tb_log() { printf '# testbed: %s\n' "$*"; }
 
 # tb_need_work: every function keeps its state under $TB_WORK.
 tb_need_work() {
-	[ -n "$TB_WORK" ] && [ -d "$TB_WORK" ] || {
+	if [ -z "$TB_WORK" ] || [ ! -d "$TB_WORK" ]; then
 		echo "testbed: TB_WORK is not a directory" >&2
 		return 1
-	}
+	fi
 }
 
 # --- the host side: bridge, NAT to the Debian archive, nspawn's runtime dir ----
@@ -194,7 +194,8 @@ tb_node_up() {
 	EOF
 	rm -f "$root/etc/resolv.conf"
 	grep -E '^(nameserver|search|options)' /etc/resolv.conf >"$root/etc/resolv.conf"
-	mkdir -p -m 0700 "$root/root/.ssh"
+	mkdir -p "$root/root/.ssh"
+	chmod 0700 "$root/root/.ssh"
 	install -m 0600 "$TB_WORK/id_ed25519.pub" "$root/root/.ssh/authorized_keys"
 	# nspawn mounts the cgroup v1 controllers read-only; slurmd's cgroup
 	# plugins need them writable (each node has its own cgroup, see below).
@@ -265,7 +266,7 @@ tb_node_down() {
 		if kill -0 "$pid" 2>/dev/null; then
 			# The container's PID 1 is nspawn's child.
 			local init
-			init=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null | awk '{print $1}')
+			init=$(awk '{print $1}' "/proc/$pid/task/$pid/children" 2>/dev/null)
 			[ -n "$init" ] && kill -RTMIN+4 "$init" 2>/dev/null
 			for ((i = 0; i < 40; i++)); do
 				kill -0 "$pid" 2>/dev/null || break
@@ -297,7 +298,7 @@ tb_node_down() {
 # tb_down: every node, then the host side, then $TB_WORK itself.
 tb_down() {
 	local n
-	[ -n "$TB_WORK" ] && [ -d "$TB_WORK" ] || return 0
+	if [ -z "$TB_WORK" ] || [ ! -d "$TB_WORK" ]; then return 0; fi
 	if [ -d "$TB_WORK/nodes" ]; then
 		for n in "$TB_WORK"/nodes/*/; do
 			[ -d "$n" ] && tb_node_down "$(basename "$n")"
