@@ -22,8 +22,9 @@
 
 /* A connection that has not said HELLO within this long is dropped. */
 #define HELLO_GRACE_MS 5000
-/* Unidentified connections held at once, beyond the world's. */
-#define MAX_PENDING 256
+/* Unidentified connections held at once, beyond the world's: every rank
+ * may be between connect and HELLO at the same time. */
+#define EXTRA_PENDING 256
 
 int de_fail_set(struct de_fail *f, enum de_diag d, const char *fmt, ...)
 {
@@ -81,6 +82,8 @@ static void srv_log(const char *fmt, ...)
 
 static void untrack(struct conn *k);
 static void track_pending(struct conn *k);
+static struct conn **pending_list;
+static int max_pending;
 
 static void conn_close(struct conn *k)
 {
@@ -538,7 +541,7 @@ static void on_accept(void)
 		     SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (S.npending >= MAX_PENDING) {
+	if (S.npending >= max_pending) {
 		close(fd); /* flood: shed, the real ranks retry */
 		return;
 	}
@@ -574,7 +577,6 @@ static void on_accept(void)
  * walking a side list would need more state; instead each carries its
  * start time and is checked when it next wakes, and a periodic sweep
  * below catches the silent ones. */
-static struct conn *pending_list[MAX_PENDING];
 
 static void sweep_silent(void)
 {
@@ -582,7 +584,7 @@ static void sweep_silent(void)
 	int i;
 	int64_t now = de_now_ms();
 
-	for (i = 0; i < MAX_PENDING; i++) {
+	for (i = 0; i < max_pending; i++) {
 		struct conn *k = pending_list[i];
 
 		if (k == NULL)
@@ -604,7 +606,7 @@ static void track_pending(struct conn *k)
 {
 	int i;
 
-	for (i = 0; i < MAX_PENDING; i++)
+	for (i = 0; i < max_pending; i++)
 		if (pending_list[i] == NULL) {
 			pending_list[i] = k;
 			return;
@@ -615,7 +617,9 @@ static void untrack(struct conn *k)
 {
 	int i;
 
-	for (i = 0; i < MAX_PENDING; i++)
+	if (pending_list == NULL)
+		return;
+	for (i = 0; i < max_pending; i++)
 		if (pending_list[i] == k)
 			pending_list[i] = NULL;
 }
@@ -683,7 +687,7 @@ static void *srv_main(void *arg)
 			untrack(k);
 			conn_close(k);
 		}
-	for (i = 0; i < MAX_PENDING; i++)
+	for (i = 0; i < (uint32_t)max_pending; i++)
 		if (pending_list[i] != NULL) {
 			struct conn *k = pending_list[i];
 
@@ -704,7 +708,9 @@ int de_rdv_server_start(struct de_check *c, struct de_fail *f)
 	S.c = c;
 	S.phase = -1;
 	S.byrank = calloc(c->world, sizeof(*S.byrank));
-	if (S.byrank == NULL)
+	max_pending = (int)c->world + EXTRA_PENDING;
+	pending_list = calloc((size_t)max_pending, sizeof(*pending_list));
+	if (S.byrank == NULL || pending_list == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	/* All interfaces, as torch's TCPStore: MASTER_ADDR names this host
 	 * as the others see it, which need not be an address we can bind. */
@@ -750,6 +756,8 @@ void de_rdv_server_stop(void)
 	close(S.wake);
 	close(S.efd);
 	free(S.byrank);
+	free(pending_list);
+	pending_list = NULL;
 	S.running = 0;
 }
 
@@ -810,6 +818,7 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 
 	/* Rank 0 may start after us: retry refusals until the deadline. A
 	 * dropped SYN waits out its attempt; that is the firewall case. */
+retry:
 	while (de_now_ms() < deadline) {
 		int64_t attempt = de_now_ms() + 5000;
 
@@ -837,8 +846,18 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 				   c->master, a, c->master_port, strerror(err_no));
 	}
 	c->rdv_fd = fd;
-	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f))
+	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f)) {
+		/* Closed before the challenge: rank 0 shed us under a burst of
+		 * connections (or is restarting): try again while time is left. */
+		if (f->diag == DE_D_PEER_LOST && de_now_ms() < deadline) {
+			close(fd);
+			c->rdv_fd = fd = -1;
+			de_rbuf_free(&c->rdv_rb);
+			usleep(20000);
+			goto retry;
+		}
 		return -1;
+	}
 	if (type != DE_MSG_CHALLENGE || de_dec_challenge(frame, len, challenge, &e))
 		return de_fail_set(f, DE_D_INTERNAL,
 				   "MASTER_ADDR=%s:%u did not speak distenv's protocol (got %s first)",
