@@ -513,6 +513,7 @@ static int ring_step(struct de_check *c, const uint8_t *sbuf, size_t slen,
 		}
 		if (progress) {
 			spin_since = 0;
+			last = de_now_ms();
 			continue;
 		}
 		/* Spin ~30 us (yielding, so an oversubscribed peer can run)
