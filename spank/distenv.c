@@ -18,13 +18,24 @@ static const char *optval(const char *optarg)
 	return (optarg != NULL && strcmp(optarg, "(null)") == 0) ? NULL : optarg;
 }
 
+/* A bad option value: srun/sbatch refuse it (-1); slurmstepd must never
+ * fail itself, so there the tasks fail with the reason instead. */
+static int opt_bad(const struct de_err *e, int remote)
+{
+	slurm_error(DE_LOG_PREFIX "%s", e->msg);
+	if (!remote)
+		return -1;
+	de_plugin.bad = 1;
+	de_plugin.err = *e;
+	return 0;
+}
+
 /* Option callbacks may run twice in slurmstepd: each only assigns. */
 static int opt_env(int val, const char *optarg, int remote)
 {
 	struct de_err e;
 
 	(void)val;
-	(void)remote;
 	optarg = optval(optarg);
 	if (optarg != NULL && strcmp(optarg, "verbose") == 0) {
 		de_plugin.cfg.enabled = 1;
@@ -33,14 +44,7 @@ static int opt_env(int val, const char *optarg, int remote)
 	}
 	if (de_config_parse_dist_env(&de_plugin.cfg, optarg, &e) == 0)
 		return 0;
-	slurm_error(DE_LOG_PREFIX "%s", e.msg);
-	if (remote) {
-		/* Never fail slurmstepd itself: fail the tasks with the reason. */
-		de_plugin.bad = 1;
-		de_plugin.err = e;
-		return 0;
-	}
-	return -1;
+	return opt_bad(&e, remote);
 }
 
 static int opt_port(int val, const char *optarg, int remote)
@@ -50,13 +54,7 @@ static int opt_port(int val, const char *optarg, int remote)
 	(void)val;
 	if (de_config_parse_dist_port(&de_plugin.cfg, optarg, &e) == 0)
 		return 0;
-	slurm_error(DE_LOG_PREFIX "%s", e.msg);
-	if (remote) {
-		de_plugin.bad = 1;
-		de_plugin.err = e;
-		return 0;
-	}
-	return -1;
+	return opt_bad(&e, remote);
 }
 
 static int opt_check(int val, const char *optarg, int remote)
@@ -64,16 +62,9 @@ static int opt_check(int val, const char *optarg, int remote)
 	struct de_err e;
 
 	(void)val;
-	optarg = optval(optarg);
-	if (de_config_parse_check(&de_plugin.cfg, "--dist-check", optarg, &e) == 0)
+	if (de_config_parse_check(&de_plugin.cfg, "--dist-check", optval(optarg), &e) == 0)
 		return 0;
-	slurm_error(DE_LOG_PREFIX "%s", e.msg);
-	if (remote) {
-		de_plugin.bad = 1;
-		de_plugin.err = e;
-		return 0;
-	}
-	return -1;
+	return opt_bad(&e, remote);
 }
 
 /* Registered from slurm_spank_init: sbatch/salloc ignore a static table. */

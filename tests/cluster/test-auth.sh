@@ -27,10 +27,10 @@ conf=$(cx printenv SLURM_CONF)
 
 # A job whose rank 1 arrives late, so intruders get in first.
 start_job() { # PORT OUT
-	cx srun -N2 -n2 --dist-port="$1" bash -c 'if [ "$SLURM_PROCID" = 1 ]; then sleep 3; fi; exec "$0" --timeout=20' "$CHECK" >"$2" 2>&1 &
+	cx srun -N2 -n2 -J "auth-$1" --dist-port="$1" bash -c 'if [ "$SLURM_PROCID" = 1 ]; then sleep 3; fi; exec "$0" --timeout=20' "$CHECK" >"$2" 2>&1 &
 	job=$!
 	for _ in $(seq 100); do
-		jobid=$(cx squeue -h -o %i 2>/dev/null | head -1)
+		jobid=$(cx squeue -h -n "auth-$1" -o %i 2>/dev/null | head -1)
 		[ -n "$jobid" ] && break
 		sleep 0.05
 	done
