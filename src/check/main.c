@@ -496,39 +496,29 @@ static long run_collective(struct de_check *c, void *buf, size_t count,
 			   int iters, int warmup, double *usec, struct de_fail *f)
 {
 	enum de_dtype t = c->o.dtype;
-	int i;
-	int64_t t0 = 0;
-	size_t esz = de_dtype_size(t);
 	double total = 0;
+	int i;
 
-	(void)esz;
 	for (i = 0; i < warmup + iters; i++) {
+		double us = 0;
+
 		de_fill_input(t, buf, count, c->rank);
 #ifdef HAVE_NCCL
 		if (c->backend == DE_BACKEND_NCCL) {
-			double us = 0;
-
 			if (de_nccl_allreduce(c, buf, count, t, 1, &us, f))
 				return -1;
-			if (i >= warmup)
-				total += us;
-			continue;
-		}
+		} else
 #endif
-		t0 = de_now_ms();
 		{
-			struct timespec a, b;
+			int64_t a = de_now_us();
 
-			clock_gettime(CLOCK_MONOTONIC, &a);
 			if (de_ring_allreduce(c, buf, count, t, f))
 				return -1;
-			clock_gettime(CLOCK_MONOTONIC, &b);
-			if (i >= warmup)
-				total += (double)(b.tv_sec - a.tv_sec) * 1e6 +
-					 (double)(b.tv_nsec - a.tv_nsec) / 1e3;
+			us = (double)(de_now_us() - a);
 		}
+		if (i >= warmup)
+			total += us;
 	}
-	(void)t0;
 	*usec = iters > 0 ? total / iters : 0;
 	return (long)de_verify_sum(t, buf, count, c->world);
 }
