@@ -24,6 +24,9 @@ useradd --system --no-create-home --shell /usr/sbin/nologin "$intruder"
 cleanup() { userdel "$intruder" >/dev/null 2>&1 || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 conf=$(cx printenv SLURM_CONF)
+# The intruder runs its own copy: the checkout may sit in a folder only
+# root can enter (mktemp -d is 0700).
+install -m 755 "$CHECK" "$tmp/distenv-check"
 
 # A job whose rank 1 arrives late, so intruders get in first.
 start_job() { # PORT OUT
@@ -48,7 +51,7 @@ start_job 24701 "$tmp/j1.out"
 sleep 0.5
 out=$(cd / && setpriv --reuid="$intruder" --regid=nogroup --clear-groups env -i PATH=/usr/bin:/bin \
 	SLURM_CONF="$conf" SLURM_JOB_ID="$jobid" SLURM_STEP_ID=0 SLURM_PROCID=1 RANK=1 WORLD_SIZE=2 \
-	MASTER_ADDR=10.77.0.11 MASTER_PORT=24701 "$CHECK" --timeout=5 2>&1) && rc=0 || rc=$?
+	MASTER_ADDR=10.77.0.11 MASTER_PORT=24701 "$tmp/distenv-check" --timeout=5 2>&1) && rc=0 || rc=$?
 if [ "$rc" -ne 0 ] && [[ "$out" == *"FAIL authentication: rank 0 refused this rank: MUNGE credential of uid"* ]]; then
 	tap_ok "a process of another uid claiming rank 1 is refused (its MUNGE uid is not the job's)"
 else
