@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -579,11 +580,29 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 	return 0;
 }
 
+/* The bench buffer, on transparent huge pages where it is big enough:
+ * the kernel's copies in and out of a 64 MiB buffer walk 16384 small
+ * pages otherwise, and the TLB misses cost ~10% of the bandwidth here.
+ * madvise is advice: where THP is off, the buffer is simply small pages. */
+static void *bench_alloc(size_t bytes)
+{
+	const size_t huge = 2u << 20;
+	void *p = NULL;
+
+	if (bytes < huge)
+		return malloc(bytes);
+	bytes = (bytes + huge - 1) / huge * huge;
+	if (posix_memalign(&p, huge, bytes) != 0)
+		return NULL;
+	(void)madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
+}
+
 static int bench_mode(struct de_check *c, struct de_fail *f)
 {
 	enum de_dtype t = c->o.dtype;
 	size_t esz = de_dtype_size(t), bytes;
-	void *buf = malloc(c->o.max_bytes + esz);
+	void *buf = bench_alloc(c->o.max_bytes + esz);
 	int printed = 0;
 
 	if (buf == NULL)

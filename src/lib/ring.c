@@ -153,6 +153,25 @@ uint32_t de_ring_owned(uint32_t r, uint32_t n)
 	return ring_index(r, n, 1, 0);
 }
 
+uint32_t de_ring_stream_steps(uint32_t n)
+{
+	return n < 2 ? 0 : 2 * (n - 1);
+}
+
+uint32_t de_ring_stream_recv(uint32_t r, uint32_t n, uint32_t i)
+{
+	if (n < 2)
+		return 0;
+	return i < n - 1 ? de_ring_rs_recv(r, n, i) : de_ring_ag_recv(r, n, i - (n - 1));
+}
+
+uint32_t de_ring_stream_send(uint32_t r, uint32_t n, uint32_t i)
+{
+	if (n < 2)
+		return 0;
+	return i < n - 1 ? de_ring_rs_send(r, n, i) : de_ring_ag_send(r, n, i - (n - 1));
+}
+
 /* GCC's -O2 ("very cheap") vectorizer gives up on a plain loop of unknown
  * length for 8-byte types (it costs a scalar epilogue in); an inner loop
  * of a fixed SUM_BLOCK elements has none, so every dtype vectorizes. 16 is

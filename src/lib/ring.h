@@ -71,6 +71,16 @@ uint32_t de_ring_ag_recv(uint32_t r, uint32_t n, uint32_t step);
 /* The segment rank r holds fully reduced after reduce-scatter: (r+1)%n. */
 uint32_t de_ring_owned(uint32_t r, uint32_t n);
 
+/* Both phases as one pipelined stream of 2*(n-1) steps: step i < n-1 is
+ * reduce-scatter step i, the rest allgather. What rank r sends at stream
+ * step i+1 is what it received at step i (after reducing it, in the
+ * reduce-scatter), so a transport may start sending step i+1's first bytes
+ * as soon as step i's first bytes are final: no pause between steps or
+ * phases. de_ring_stream_send(r, n, 0) is r's own segment r. */
+uint32_t de_ring_stream_steps(uint32_t n);
+uint32_t de_ring_stream_send(uint32_t r, uint32_t n, uint32_t i);
+uint32_t de_ring_stream_recv(uint32_t r, uint32_t n, uint32_t i);
+
 /* dst[i] += src[i] for i < count. Vectorized at -O2. Integer sums wrap
  * (two's complement) instead of being undefined on overflow. */
 void de_reduce_sum(enum de_dtype t, void *restrict dst,

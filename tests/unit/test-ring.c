@@ -212,6 +212,35 @@ static void test_indices(void)
 	ok(in_range, "indices follow the formulas and stay in [0,n)");
 	ok(agree, "each step, a rank receives the segment its left neighbour sends");
 	ok(owned, "after reduce-scatter rank r owns (r+1)%%n, the last it received and the first it sends");
+	{
+		int chain = 1, steps = 1;
+
+		for (n = 2; n <= 40; n++) {
+			if (de_ring_stream_steps(n) != 2 * (n - 1))
+				steps = 0;
+			for (r = 0; r < n; r++) {
+				uint32_t left = (r + n - 1) % n;
+
+				if (de_ring_stream_send(r, n, 0) != r)
+					chain = 0;
+				for (k = 0; k < de_ring_stream_steps(n); k++) {
+					if (de_ring_stream_recv(r, n, k) != de_ring_stream_send(left, n, k))
+						chain = 0;
+					if (k > 0 && de_ring_stream_send(r, n, k) !=
+							     de_ring_stream_recv(r, n, k - 1))
+						chain = 0;
+					if (k < n - 1 && de_ring_stream_recv(r, n, k) != de_ring_rs_recv(r, n, k))
+						chain = 0;
+					if (k >= n - 1 && de_ring_stream_recv(r, n, k) !=
+								  de_ring_ag_recv(r, n, k - (n - 1)))
+						chain = 0;
+				}
+			}
+		}
+		ok(steps && de_ring_stream_steps(1) == 0 && de_ring_stream_steps(0) == 0,
+		   "the stream has 2(n-1) steps, none for one rank");
+		ok(chain, "stream: a rank sends at step i+1 what it received at step i, and its own segment first");
+	}
 
 	/* No 32-bit wraparound near n = 2^32. */
 	ok(de_ring_rs_send(big - 1, big, big - 2) == 1 &&
