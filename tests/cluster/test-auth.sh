@@ -28,9 +28,10 @@ conf=$(cx printenv SLURM_CONF)
 # root can enter (mktemp -d is 0700).
 install -m 755 "$CHECK" "$tmp/distenv-check"
 
-# A job whose rank 1 arrives late, so intruders get in first.
-start_job() { # PORT OUT
-	cx srun -N2 -n2 -J "auth-$1" --dist-port="$1" bash -c 'if [ "$SLURM_PROCID" = 1 ]; then sleep 3; fi; exec "$0" --timeout=20' "$CHECK" >"$2" 2>&1 &
+# A job one of whose ranks (1 unless LATE says otherwise) arrives 3 s
+# late, so intruders get in first.
+start_job() { # PORT OUT [LATE]
+	cx srun -N2 -n2 -J "auth-$1" --dist-port="$1" bash -c 'if [ "$SLURM_PROCID" = "$1" ]; then sleep 3; fi; exec "$0" --timeout=20' "$CHECK" "${3:-1}" >"$2" 2>&1 &
 	job=$!
 	for _ in $(seq 100); do
 		jobid=$(cx squeue -h -n "auth-$1" -o %i 2>/dev/null | head -1)
@@ -106,8 +107,10 @@ tap_like "$out" "rejected .*claims rank 1.*: MUNGE credential made for another j
 tap_like "$out" "rejected .*claims rank 1.*: MUNGE credential refused: Replayed credential" "the same credential sent again is refused as replayed"
 tap_like "$out" 'rejected .*: it belongs to job "slurm:999999.0"' "another job's credential is refused"
 
-# 5. Data injection: another uid connects to rank 1's data port.
-start_job 24703 "$tmp/j3.out"
+# 5. Data injection: another uid connects to rank 1's data port. Rank 0
+# is the late one: rank 1 listens from its start and cannot finish before
+# rank 0 arrives, so the port is still open when the intruder calls.
+start_job 24703 "$tmp/j3.out" 0
 port=""
 for _ in $(seq 200); do
 	pid=$(nx node2 ss -ltnpH 2>/dev/null | grep distenv-check | grep -v ':24703 ' | grep -o '10.77.0.12:[0-9]*' | head -1)
