@@ -43,8 +43,10 @@ static int fail_task(const char *msg)
 static int run_check(spank_t sp)
 {
 	const char *path = de_plugin.cfg.check_path;
-	char **env = NULL, *argv[40], backend[32], opts[1024], *save = NULL, *tok;
-	int argc = 0, status = 0;
+	char **env = NULL;
+	struct de_check_argv a;
+	struct de_err e;
+	int status = 0;
 	time_t give_up;
 	pid_t pid;
 
@@ -57,24 +59,20 @@ static int run_check(spank_t sp)
 			 path, strerror(errno));
 		return fail_task(msg);
 	}
-	argv[argc++] = (char *)path;
-	snprintf(backend, sizeof(backend), "--backend=%s",
-		 de_check_name(de_plugin.cfg.check));
-	argv[argc++] = backend;
 	/* Extra options for the check, e.g. DISTENV_CHECK_OPTS="--timeout=20". */
-	snprintf(opts, sizeof(opts), "%s",
-		 env_get(env, "DISTENV_CHECK_OPTS") ? env_get(env, "DISTENV_CHECK_OPTS") : "");
-	for (tok = strtok_r(opts, " \t", &save); tok != NULL && argc < 38;
-	     tok = strtok_r(NULL, " \t", &save))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
+	if (de_check_argv(&a, path, de_plugin.cfg.check, env_get(env, "DISTENV_CHECK_OPTS"), &e)) {
+		char msg[DE_ERR_MAX + 16];
+
+		snprintf(msg, sizeof(msg), "--dist-check: %s", e.msg);
+		return fail_task(msg);
+	}
 
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		return fail_task("--dist-check: fork failed");
 	if (pid == 0) {
-		execve(path, argv, env);
+		execve(path, a.argv, env);
 		dprintf(STDERR_FILENO, DE_LOG_PREFIX "error: exec %s: %s\n", path,
 			strerror(errno));
 		_exit(127);

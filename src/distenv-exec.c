@@ -58,19 +58,6 @@ static void usage(FILE *f)
 }
 
 __attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
-	return 2;
-}
-
-__attribute__((format(printf, 1, 2)))
 static int fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -184,30 +171,25 @@ static const char *check_path(char *buf, size_t len)
  * --dist-check does; 0 only if it passed. */
 static int run_check(int backend)
 {
-	char buf[PATH_MAX + 32], bopt[32], opts[1024], *argv[40], *save = NULL, *tok;
+	char buf[PATH_MAX + 32];
 	const char *path = check_path(buf, sizeof(buf));
-	const char *extra = getenv("DISTENV_CHECK_OPTS");
-	int argc = 0, status;
+	struct de_check_argv a;
+	struct de_err e;
+	int status;
 	pid_t pid, w;
 
 	if (access(path, X_OK) != 0)
 		return fail("--check: cannot run %s: %s (set DISTENV_CHECK to the distenv-check binary)",
 			    path, strerror(errno));
-	argv[argc++] = (char *)path;
-	snprintf(bopt, sizeof(bopt), "--backend=%s", de_check_name(backend));
-	argv[argc++] = bopt;
-	snprintf(opts, sizeof(opts), "%s", extra != NULL ? extra : "");
-	for (tok = strtok_r(opts, " \t", &save); tok != NULL && argc < 38;
-	     tok = strtok_r(NULL, " \t", &save))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
+	if (de_check_argv(&a, path, backend, getenv("DISTENV_CHECK_OPTS"), &e))
+		return fail("--check: %s", e.msg);
 
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		return fail("--check: fork: %s", strerror(errno));
 	if (pid == 0) {
-		execv(path, argv);
+		execv(path, a.argv);
 		fprintf(stderr, PROG ": --check: cannot run %s: %s\n", path,
 			strerror(errno));
 		_exit(127);
@@ -252,7 +234,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'c':
 			if (de_config_parse_check(&cfg, "--check", optarg, &err))
-				return usage_error("%s", err.msg);
+				return de_usage_error(PROG, "%s", err.msg);
 			break;
 		case 'v':
 			verbose = 1;
@@ -267,16 +249,16 @@ int main(int argc, char **argv)
 			printf(PROG " (distenv) %s\n", PACKAGE_VERSION);
 			return fflush(stdout) == 0 ? 0 : 1;
 		case ':':
-			return usage_error("option '%s' needs an argument",
+			return de_usage_error(PROG, "option '%s' needs an argument",
 					   argv[optind - 1]);
 		default:
 			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+				return de_usage_error(PROG, "unknown option '-%c'", optopt);
+			return de_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return usage_error("no PROGRAM to run");
+		return de_usage_error(PROG, "no PROGRAM to run");
 
 	if (port_range(&cfg, &err))
 		return fail("%s", err.msg);

@@ -42,19 +42,6 @@ static void usage(FILE *f)
 		"Exit status: 0 success, 1 error, 2 usage error.\n");
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
-	return 2;
-}
-
 /* N: decimal digits only, no sign, no blanks. */
 static bool parse_index(const char *s, size_t *n)
 {
@@ -152,7 +139,7 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			if (!parse_index(optarg, &index))
-				return usage_error("--index needs a number >= 0, not '%s'",
+				return de_usage_error(PROG, "--index needs a number >= 0, not '%s'",
 						   optarg);
 			mode = MODE_INDEX;
 			nmodes++;
@@ -167,17 +154,17 @@ int main(int argc, char **argv)
 			printf(PROG " (distenv) %s\n", PACKAGE_VERSION);
 			return finish();
 		case ':':
-			return usage_error("option '%s' needs an argument",
+			return de_usage_error(PROG, "option '%s' needs an argument",
 					   argv[optind - 1]);
 		default:
 			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'",
+				return de_usage_error(PROG, "unknown option '-%c'", optopt);
+			return de_usage_error(PROG, "unknown option '%s'",
 					   argv[optind - 1]);
 		}
 	}
 	if (nmodes > 1)
-		return usage_error("--first, --count and --index exclude each other");
+		return de_usage_error(PROG, "--first, --count and --index exclude each other");
 
 	exprs = argv + optind;
 	nexpr = argc - optind;
@@ -186,7 +173,7 @@ int main(int argc, char **argv)
 		if (!env_expr[0])
 			env_expr[0] = getenv("SLURM_JOB_NODELIST");
 		if (!env_expr[0])
-			return usage_error("no EXPR given and neither SLURM_NODELIST nor SLURM_JOB_NODELIST is set");
+			return de_usage_error(PROG, "no EXPR given and neither SLURM_NODELIST nor SLURM_JOB_NODELIST is set");
 		exprs = env_expr;
 		nexpr = 1;
 	}

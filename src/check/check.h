@@ -88,6 +88,9 @@ int de_rdv_join(struct de_check *c, struct de_fail *f);
 int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
 		 const char *text, char *go_text, size_t go_len,
 		 struct de_fail *f);
+/* This rank failed a phase (f says why): tell rank 0, and keep our own
+ * diagnosis unless rank 0 answers with the job's verdict. Returns -1. */
+int de_rdv_report_failure(struct de_check *c, struct de_fail *f);
 /* An ABORT or EOF on the rendezvous connection while a collective runs:
  * 1 if the job is over (f set), 0 if nothing happened. */
 int de_rdv_poll_abort(struct de_check *c, struct de_fail *f);

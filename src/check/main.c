@@ -537,12 +537,8 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 	wrong = run_collective(c, buf, count, 1, 0, &us, f);
 	if (wrong < 0) {
 		/* Tell rank 0 why; the job's verdict comes back. */
-		struct de_fail mine = *f;
-
 		free(buf);
-		if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
-			*f = mine;
-		return -1;
+		return de_rdv_report_failure(c, f);
 	}
 	got = count ? de_value_at(t, buf, 0) : 0;
 	want = count ? de_expected(0, c->world) : 0;
@@ -617,12 +613,8 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 			fprintf(stderr, "distenv-check: bench %zu bytes...\n", bytes);
 		wrong = run_collective(c, buf, count, c->o.iters, c->o.warmup, &us, f);
 		if (wrong < 0) {
-			struct de_fail mine = *f;
-
 			free(buf);
-			if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
-				*f = mine;
-			return -1;
+			return de_rdv_report_failure(c, f);
 		}
 		snprintf(text, sizeof(text), "%ld wrong of %zu at %zu bytes", wrong, count, bytes);
 		if (de_rdv_phase(c, wrong ? DE_D_WRONG_RESULT : DE_OK, (uint64_t)wrong,
@@ -717,10 +709,7 @@ int main(int argc, char **argv)
 		goto out;
 	/* Phase 0: every pair of nodes, both directions, as NCCL/gloo will. */
 	if (de_probe_nodes(&c, &f, report, sizeof(report)) != 0) {
-		struct de_fail mine = f;
-
-		if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0 || !f.from_rank0)
-			f = mine;
+		de_rdv_report_failure(&c, &f);
 		goto out;
 	}
 	if (de_rdv_phase(&c, DE_OK, 0, "", NULL, 0, &f))
@@ -728,19 +717,13 @@ int main(int argc, char **argv)
 #ifdef HAVE_NCCL
 	if (c.backend == DE_BACKEND_NCCL) {
 		if (de_nccl_init(&c, &f)) {
-			struct de_fail mine = f;
-
-			if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0 || !f.from_rank0)
-				f = mine;
+			de_rdv_report_failure(&c, &f);
 			goto out;
 		}
 	} else
 #endif
 	if (de_ring_connect(&c, &f)) {
-		struct de_fail mine = f;
-
-		if (de_rdv_phase(&c, mine.diag, 0, mine.msg, NULL, 0, &f) == 0 || !f.from_rank0)
-			f = mine;
+		de_rdv_report_failure(&c, &f);
 		goto out;
 	}
 	if (c.o.bench ? bench_mode(&c, &f) : check_mode(&c, count, &f))

@@ -371,6 +371,23 @@ static int allreduce_timeout(struct de_check *c, size_t bytes, struct de_fail *f
 			   s_calls == 0 ? " (the first one, which also sets up NCCL's connections)" : "");
 }
 
+/* wait_for inside the allreduce: the deadline is the collective's
+ * timeout, and any failure leaves the communicator aborted. */
+static int wait_allreduce(struct de_check *c, enum wait_for what, size_t bytes,
+			  int64_t deadline, struct de_fail *f)
+{
+	switch (wait_for(c, what, "ncclAllReduce", deadline, f)) {
+	case WAIT_DONE:
+		return 0;
+	case WAIT_DEADLINE:
+		return allreduce_timeout(c, bytes, f);
+	case WAIT_FAILED:
+	default:
+		comm_abort();
+		return -1;
+	}
+}
+
 int de_nccl_allreduce(struct de_check *c, void *buf, size_t count,
 		      enum de_dtype t, int iters, double *usec,
 		      struct de_fail *f)
@@ -416,31 +433,13 @@ int de_nccl_allreduce(struct de_check *c, void *buf, size_t count,
 		}
 		/* Nonblocking: nothing more goes on the stream until NCCL has
 		 * enqueued the collective. */
-		if (r == ncclInProgress) {
-			switch (wait_for(c, WAIT_COMM, "ncclAllReduce", deadline, f)) {
-			case WAIT_DONE:
-				break;
-			case WAIT_DEADLINE:
-				return allreduce_timeout(c, bytes, f);
-			case WAIT_FAILED:
-			default:
-				comm_abort();
-				return -1;
-			}
-		}
+		if (r == ncclInProgress && wait_allreduce(c, WAIT_COMM, bytes, deadline, f))
+			return -1;
 		e = cudaEventRecord(s_ev_stop, s_stream);
 		if (e != cudaSuccess)
 			return cuda_fail(f, "cudaEventRecord", e);
-		switch (wait_for(c, WAIT_EVENT, "ncclAllReduce", deadline, f)) {
-		case WAIT_DONE:
-			break;
-		case WAIT_DEADLINE:
-			return allreduce_timeout(c, bytes, f);
-		case WAIT_FAILED:
-		default:
-			comm_abort();
+		if (wait_allreduce(c, WAIT_EVENT, bytes, deadline, f))
 			return -1;
-		}
 		s_calls++;
 		e = cudaEventElapsedTime(&ms, s_ev_start, s_ev_stop);
 		if (e != cudaSuccess)

@@ -788,13 +788,12 @@ static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
 {
 	struct de_text t;
 	struct de_err e;
-	enum de_msg type = len >= 8 ? (enum de_msg)(frame[6] << 8 | frame[7]) : DE_MSG_ABORT;
 
 	if (de_dec_text(frame, len, &t, &e))
 		return de_fail_set(f, DE_D_INTERNAL, "bad ABORT from rank 0: %s", e.msg);
 	if (t.text[0] == '\0')
 		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank");
-	else if (type == DE_MSG_REJECT)
+	else if (t.type == DE_MSG_REJECT)
 		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank: %s", t.text);
 	else
 		de_fail_set(f, (enum de_diag)t.code, "%s", t.text);
@@ -964,6 +963,15 @@ int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
 			go_text[0] = '\0';
 	}
 	return 0;
+}
+
+int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
+{
+	struct de_fail mine = *f;
+
+	if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
+		*f = mine;
+	return -1;
 }
 
 int de_rdv_poll_abort(struct de_check *c, struct de_fail *f)

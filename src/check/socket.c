@@ -50,6 +50,21 @@ static void data_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Waits on c->cv (c->mu held) for at most ms < 1000 milliseconds: the
+ * callers loop on their condition and their own deadline. */
+static void cv_wait_ms(struct de_check *c, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+}
+
 /* A DATA frame; with a challenge, it carries the proof of the session key. */
 static int send_data(struct de_check *c, int fd, uint8_t purpose,
 		     const uint8_t *challenge, int64_t deadline)
@@ -146,17 +161,8 @@ static void accept_one(struct de_check *c, int fd, const char *from)
 	}
 	/* A peer may call before our own peer table (and key) arrived. */
 	pthread_mutex_lock(&c->mu);
-	while (!c->have_session && !c->stop && de_now_ms() < deadline) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 20 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-	}
+	while (!c->have_session && !c->stop && de_now_ms() < deadline)
+		cv_wait_ms(c, 20);
 	pthread_mutex_unlock(&c->mu);
 	if (de_auth_data_check(c, challenge, d.rank, d.purpose, d.mac)) {
 		data_log("rejected %s (claims rank %u): no proof of this job's session key",
@@ -426,17 +432,8 @@ int de_ring_connect(struct de_check *c, struct de_fail *f)
 	de_set_nonblock(fd, 1);
 	c->right_fd = fd;
 	pthread_mutex_lock(&c->mu);
-	while (c->left_fd < 0 && de_now_ms() < deadline) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-	}
+	while (c->left_fd < 0 && de_now_ms() < deadline)
+		cv_wait_ms(c, 100);
 	fd = c->left_fd;
 	pthread_mutex_unlock(&c->mu);
 	if (fd < 0)

@@ -18,4 +18,9 @@ struct de_err {
 int de_errf(struct de_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* For the command-line tools: "PROG: message" and a pointer to --help on
+ * stderr; returns 2, their usage-error exit status. */
+int de_usage_error(const char *prog, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif

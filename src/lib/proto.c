@@ -435,6 +435,7 @@ int de_dec_text(const uint8_t *frame, size_t len, struct de_text *t,
 		return de_errf(err, "expected a message frame, got %s", de_msg_name(type));
 	if (open_frame(frame, len, type, DE_PROTO_MAX_SMALL, &r, err))
 		return -1;
+	t->type = type;
 	t->code = get_u16(&r);
 	t->rank = get_u32(&r);
 	t->value = get_u64(&r);

@@ -74,6 +74,7 @@ struct de_peers {
 };
 
 struct de_text { /* REJECT, ABORT, REPORT, GO */
+	enum de_msg type; /* set by de_dec_text to the frame's; de_enc_text takes it as an argument */
 	uint16_t code; /* REPORT: 0 ok, else a diagnosis code; ABORT: diagnosis code */
 	uint32_t rank; /* who it is about (sender for REPORT) */
 	uint64_t value; /* REPORT: e.g. #wrong, or a double's bits */

@@ -8,6 +8,30 @@
 #include "parse.h"
 #include "port.h"
 
+int de_check_argv(struct de_check_argv *a, const char *path, int check,
+		  const char *opts, struct de_err *err)
+{
+	size_t argc = 0, len = opts != NULL ? strlen(opts) : 0;
+	char *save = NULL, *tok;
+
+	if (len >= sizeof(a->store))
+		return de_errf(err, "DISTENV_CHECK_OPTS is %zu characters long: expected at most %zu",
+			       len, sizeof(a->store) - 1);
+	memcpy(a->store, opts != NULL ? opts : "", len + 1);
+	snprintf(a->backend, sizeof(a->backend), "--backend=%s", de_check_name(check));
+	a->argv[argc++] = (char *)path;
+	a->argv[argc++] = a->backend;
+	for (tok = strtok_r(a->store, " \t\n", &save); tok != NULL;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (argc + 1 >= DE_CHECK_ARGV_MAX)
+			return de_errf(err, "DISTENV_CHECK_OPTS has more than %d words: expected at most %d options",
+				       DE_CHECK_ARGV_MAX - 3, DE_CHECK_ARGV_MAX - 3);
+		a->argv[argc++] = tok;
+	}
+	a->argv[argc] = NULL;
+	return 0;
+}
+
 void de_config_init(struct de_config *c)
 {
 	c->enabled = 1;

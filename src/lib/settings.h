@@ -24,6 +24,22 @@ int de_config_parse_check(struct de_config *c, const char *what,
 			  const char *val, struct de_err *err);
 const char *de_check_name(int check);
 
+/* The distenv-check command line both launchers (the plugin's
+ * --dist-check, distenv-exec --check) run: path, --backend=NAME, then the
+ * words of opts (DISTENV_CHECK_OPTS) split on blanks; the check's options
+ * take no values with spaces, so there is no quoting. argv points into a
+ * (and at path); it ends with NULL. Fails, naming DISTENV_CHECK_OPTS,
+ * when opts is longer than the store or has too many words: a cut-off
+ * option list would run a check the user did not ask for. */
+#define DE_CHECK_ARGV_MAX 40
+struct de_check_argv {
+	char store[1024];
+	char backend[32];
+	char *argv[DE_CHECK_ARGV_MAX];
+};
+int de_check_argv(struct de_check_argv *a, const char *path, int check,
+		  const char *opts, struct de_err *err);
+
 void de_config_init(struct de_config *c);
 
 /* Parses plugstack.conf arguments (`key=value` words). Unknown keys,

@@ -74,6 +74,16 @@ else
 	tap_fail "srun --dist-check success path (rc=$rc)" "$out"
 fi
 
+# A bad DISTENV_CHECK_OPTS fails the tasks by name; nothing is cut off
+# and run anyway.
+out=$(DISTENV_CHECK_OPTS="$(printf -- '-q %.0s' {1..38})" cx srun -N2 -n2 --dist-check bash -c 'echo PROGRAM-STARTED' 2>&1) && rc=0 || rc=$?
+if [ "$rc" -ne 0 ] && [[ "$out" == *"--dist-check: DISTENV_CHECK_OPTS has more than 37 words"* ]] &&
+	[[ "$out" != *PROGRAM-STARTED* ]]; then
+	tap_ok "--dist-check with 38 words in DISTENV_CHECK_OPTS: the tasks fail naming it, the program never starts"
+else
+	tap_fail "--dist-check with too many DISTENV_CHECK_OPTS words (rc=$rc)" "$out"
+fi
+
 # sbatch --dist-check: the option reaches the job's steps.
 cat >"$tmp/dc.sh" <<JOB
 #!/bin/bash

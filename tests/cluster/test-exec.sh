@@ -120,6 +120,8 @@ MASTER_ADDR=127.0.0.1 DISTENV_CHECK_OPTS=--timeout=30 \$o "$EXEC" --check bash -
 echo "rc=\$?" >>checkfail.out
 DISTENV_CHECK=/nonexistent/distenv-check \$o "$EXEC" --check true >checkmissing.out 2>&1
 echo "rc=\$?" >>checkmissing.out
+DISTENV_CHECK_OPTS="\$(printf -- '-q %.0s' {1..38})" \$o "$EXEC" --check bash -c 'echo "program ran"' >checkopts.out 2>&1
+echo "rc=\$?" >>checkopts.out
 DISTENV_PORT_MIN=80 \$o "$EXEC" true >badport.out 2>&1
 echo "rc=\$?" >>badport.out
 \$o bash -c 'SLURM_PROCID=x exec "$EXEC" true' >badprocid.out 2>&1
@@ -174,6 +176,11 @@ else
 fi
 tap_like "$(out checkmissing)" "distenv-exec: --check: cannot run /nonexistent/distenv-check: No such file or directory.*rc=1" \
 	"--check with DISTENV_CHECK missing: a clear error, exit 1"
+out=$(out checkopts)
+tap_like "$out" "distenv-exec: --check: DISTENV_CHECK_OPTS has more than 37 words: expected at most 37 options.*rc=1" \
+	"--check with too many DISTENV_CHECK_OPTS words: refused by name, not cut off"
+if [[ $out != *"program ran"* ]]; then tap_ok "--check with bad DISTENV_CHECK_OPTS: the program is not started"
+else tap_fail "--check with bad DISTENV_CHECK_OPTS: the program is not started" "$out"; fi
 
 # --- bad values fail clearly ------------------------------------------------------------
 tap_like "$(out badport)" "distenv-exec: DISTENV_PORT_MIN=80: out of range \(expected 1024..65535\).*rc=1" \

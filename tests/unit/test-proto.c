@@ -162,7 +162,12 @@ int main(void)
 		strcpy(t.text, "rank 2 on node3 never arrived");
 		ok(de_enc_text(&b, DE_MSG_ABORT, &t, &e) == 0, "abort encodes");
 		ok(de_dec_text(b.data, b.len, &u, &e) == 0 && u.code == 14 && u.rank == 2 &&
-		   u.value == t.value && strcmp(u.text, t.text) == 0, "abort round-trips (64-bit value)");
+		   u.value == t.value && strcmp(u.text, t.text) == 0 && u.type == DE_MSG_ABORT,
+		   "abort round-trips (64-bit value) and decodes as an ABORT");
+		de_buf_free(&b);
+		ok(de_enc_text(&b, DE_MSG_REJECT, &t, &e) == 0 &&
+		   de_dec_text(b.data, b.len, &u, &e) == 0 && u.type == DE_MSG_REJECT,
+		   "the decoder says which text frame it was (REJECT)");
 		de_buf_free(&b);
 		memset(&d, 0, sizeof(d));
 		strcpy(d.token, "slurm:1.2");
