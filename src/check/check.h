@@ -76,6 +76,7 @@ struct de_check {
 	int left_fd;          /* ring connection from rank-1, -1 until it arrives */
 	uint32_t left_rank;
 	int right_fd;
+	int own_cpu;          /* a CPU per local rank: spin without yielding at first */
 };
 
 /* rendezvous.c */
