@@ -507,6 +507,30 @@ static void test_values(void)
 	ok(f[0] == 3.0f && f[12] == 39.0f && f[13] == 3.0f && f[25] == 39.0f,
 	   "fill: element i of rank r is (r+1)*(i%%13+1)");
 	is_int((long long)de_verify_sum(DE_F32, f, 26, 2), 0, "rank 2's input is the sum over 2 ranks");
+	{
+		/* Sizes around the fill's block copies: below, at and past one
+		 * block (13*64), and not a multiple of anything. */
+		static const size_t counts[] = { 1, 831, 832, 833, 1664, 1665, 100003 };
+		int all = 1;
+		size_t c;
+		int d;
+
+		for (d = 0; d < DE_DTYPE_COUNT; d++)
+			for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+				size_t n = counts[c], j;
+				uint8_t *b = malloc(n * 8 + 8);
+
+				memset(b, 0xee, n * 8 + 8);
+				de_fill_input((enum de_dtype)d, b, n, 4);
+				for (j = 0; j < n; j++)
+					if (de_value_at((enum de_dtype)d, b, j) != 5.0 * (double)(j % 13 + 1))
+						all = 0;
+				if (b[n * de_dtype_size((enum de_dtype)d)] != 0xee)
+					all = 0;
+				free(b);
+			}
+		ok(all, "fill: every element of every dtype at sizes around the block copies, nothing past the end");
+	}
 	f[7] += 1.0f;
 	is_int((long long)de_verify_sum(DE_F32, f, 26, 2), 1, "one changed element counted");
 	f[20] = NAN;
