@@ -463,21 +463,27 @@ void de_ring_close(struct de_check *c)
 	c->right_fd = c->left_fd = -1;
 }
 
-/* One ring stream (ring.h): recv[i] is where stream step i's bytes land
- * (reduced into it via tmp when i < nreduce, else written), first is what
- * step 0 sends, and step i > 0 sends recv[i-1] as far as it is final.
- * So the sends of one step start as soon as the previous step's first
- * bytes are final: no pause at step or phase boundaries. Both directions
- * are tried without waiting first, and a spin precedes a poll (SPIN_US). */
+/* A ring stream (ring.h): a sequence of steps, each sending one span to
+ * the right neighbour while receiving one from the left (summed into it
+ * via tmp when reduce is set, else written). A chained step sends what
+ * the previous step received, as far as that is final, so its first bytes
+ * go out while the rest still arrive: no pause between steps, phases or
+ * slices. Both directions are tried without waiting first, and a spin
+ * precedes a poll (SPIN_US). */
 struct span {
 	uint8_t *p;
 	size_t len;
 };
 
+struct step {
+	struct span send, recv;
+	int reduce;   /* sum what arrives into recv (else overwrite) */
+	int chained;  /* send is the previous step's recv */
+};
+
 struct stream {
-	struct span first;
-	const struct span *recv;
-	uint32_t steps, nreduce;
+	const struct step *step;
+	uint32_t steps;
 	uint8_t *tmp;       /* CHUNK bytes, for reduce steps */
 	enum de_dtype t;
 };
@@ -490,7 +496,7 @@ struct stream {
 static int ring_stream(struct de_check *c, const struct stream *s, struct de_fail *f)
 {
 	size_t esz = de_dtype_size(s->t), soff = 0, roff = 0, fill = 0;
-	size_t stotal = s->first.len, rtotal = 0, sent = 0, got = 0;
+	size_t stotal = 0, rtotal = 0, sent = 0, got = 0;
 	uint32_t si = 0, ri = 0, i;
 	int64_t idle = (int64_t)c->o.timeout_s * 1000, last = de_now_ms();
 	uint32_t right = (c->rank + 1) % c->world;
@@ -499,26 +505,28 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 	int64_t spin_since = 0;
 
 	for (i = 0; i < s->steps; i++) {
-		rtotal += s->recv[i].len;
-		if (i + 1 < s->steps)
-			stotal += s->recv[i].len;
+		stotal += s->step[i].send.len;
+		rtotal += s->step[i].recv.len;
 	}
 	while (si < s->steps || ri < s->steps) {
 		int progress = 0;
 		size_t ready = 0;
 		const struct span *out = NULL;
 
-		/* Step i's receive is done once all its bytes are final. */
-		while (ri < s->steps && roff == s->recv[ri].len) {
+		/* A step's receive is done once all its bytes are final. */
+		while (ri < s->steps && roff == s->step[ri].recv.len) {
 			ri++;
 			roff = 0;
 		}
-		/* Sending step si needs step si-1's bytes final (ri >= si-1
-		 * always holds: step si started only after si-1's sends, which
-		 * needed si-2 complete). */
+		/* A chained step can send as much of step si-1's receive as is
+		 * final: all of it once ri has moved past, else what is summed
+		 * or written so far. */
 		while (si < s->steps) {
-			out = si == 0 ? &s->first : &s->recv[si - 1];
-			ready = si == 0 || ri > si - 1 ? out->len : roff - fill;
+			out = &s->step[si].send;
+			if (!s->step[si].chained || ri > si - 1)
+				ready = out->len;
+			else
+				ready = ri == si - 1 ? roff - fill : 0;
 			if (soff < out->len)
 				break;
 			si++;
@@ -540,8 +548,8 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			}
 		}
 		if (ri < s->steps) {
-			const struct span *in = &s->recv[ri];
-			int reduce = ri < s->nreduce;
+			const struct span *in = &s->step[ri].recv;
+			int reduce = s->step[ri].reduce;
 			size_t want = in->len - roff;
 			ssize_t k;
 
@@ -620,17 +628,21 @@ static int small_allreduce(struct de_check *c, uint8_t *buf, size_t count,
 	uint32_t n = c->world, r = c->rank, i;
 	size_t bytes = count * de_dtype_size(t);
 	uint8_t *all = malloc((size_t)n * bytes);
-	struct span recv[SMALL_MAX_WORLD];
-	struct stream s = { { all + (size_t)r * bytes, bytes }, recv, n - 1, 0, NULL, t };
+	struct step step[SMALL_MAX_WORLD];
+	struct stream s = { step, n - 1, NULL, t };
 
 	if (all == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	memcpy(all + (size_t)r * bytes, buf, bytes);
-	/* Step i receives what the left neighbour got at step i-1: the
-	 * buffer of rank r-1-i. */
+	/* Step i receives what the left neighbour got at step i-1, the
+	 * buffer of rank r-1-i, and passes on what it got at step i-1. */
 	for (i = 0; i + 1 < n; i++) {
-		recv[i].p = all + (size_t)((r + 2 * n - 1 - i) % n) * bytes;
-		recv[i].len = bytes;
+		step[i].recv.p = all + (size_t)((r + 2 * n - 1 - i) % n) * bytes;
+		step[i].recv.len = bytes;
+		step[i].send = i == 0 ? (struct span){ all + (size_t)r * bytes, bytes } :
+					step[i - 1].recv;
+		step[i].reduce = 0;
+		step[i].chained = i > 0;
 	}
 	if (ring_stream(c, &s, f)) {
 		free(all);
@@ -646,36 +658,49 @@ static int small_allreduce(struct de_check *c, uint8_t *buf, size_t count,
 int de_ring_allreduce(struct de_check *c, void *buf, size_t count,
 		      enum de_dtype t, struct de_fail *f)
 {
-	uint32_t n = c->world, r = c->rank, i;
-	size_t esz = de_dtype_size(t);
+	uint32_t n = c->world, r = c->rank, per = de_ring_stream_steps(n), i;
+	size_t esz = de_dtype_size(t), slices, k;
 	uint8_t *b = buf;
-	struct stream s = { { NULL, 0 }, NULL, de_ring_stream_steps(n), n - 1, NULL, t };
-	struct span *recv;
-	struct de_seg g;
+	struct stream s = { NULL, 0, NULL, t };
+	struct step *step;
 	int rc;
 
 	if (n == 1 || count == 0)
 		return 0;
 	if (count * esz <= SMALL_BYTES && n <= SMALL_MAX_WORLD)
 		return small_allreduce(c, b, count, t, f);
-	recv = calloc(s.steps, sizeof(*recv));
+	slices = de_ring_slice_count(count, esz, n);
+	if (slices > UINT32_MAX / per)
+		return de_fail_set(f, DE_D_INTERNAL, "%zu elements: too many ring steps", count);
+	s.steps = (uint32_t)slices * per;
+	step = calloc(s.steps, sizeof(*step));
 	s.tmp = malloc(CHUNK);
-	if (recv == NULL || s.tmp == NULL) {
-		free(recv);
+	if (step == NULL || s.tmp == NULL) {
+		free(step);
 		free(s.tmp);
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	}
-	de_ring_segment(count, n, de_ring_stream_send(r, n, 0), &g);
-	s.first.p = b + g.off * esz;
-	s.first.len = g.len * esz;
-	for (i = 0; i < s.steps; i++) {
-		de_ring_segment(count, n, de_ring_stream_recv(r, n, i), &g);
-		recv[i].p = b + g.off * esz;
-		recv[i].len = g.len * esz;
+	/* Slice after slice, each a whole reduce-scatter and allgather. */
+	for (k = 0; k < slices; k++) {
+		struct de_seg sl, g;
+		uint8_t *base;
+
+		de_ring_slice(count, esz, n, k, &sl);
+		base = b + sl.off * esz;
+		for (i = 0; i < per; i++) {
+			struct step *st = &step[k * per + i];
+
+			de_ring_segment(sl.len, n, de_ring_stream_send(r, n, i), &g);
+			st->send = (struct span){ base + g.off * esz, g.len * esz };
+			de_ring_segment(sl.len, n, de_ring_stream_recv(r, n, i), &g);
+			st->recv = (struct span){ base + g.off * esz, g.len * esz };
+			st->reduce = i < n - 1;
+			st->chained = i > 0;
+		}
 	}
-	s.recv = recv;
+	s.step = step;
 	rc = ring_stream(c, &s, f);
-	free(recv);
+	free(step);
 	free(s.tmp);
 	return rc;
 }

@@ -165,6 +165,33 @@ uint32_t de_ring_stream_recv(uint32_t r, uint32_t n, uint32_t i)
 	return i < n - 1 ? de_ring_rs_recv(r, n, i) : de_ring_ag_recv(r, n, i - (n - 1));
 }
 
+static size_t slice_elems(size_t esz, uint32_t n)
+{
+	size_t seg = esz ? DE_RING_SLICE_SEG_BYTES / esz : 1;
+
+	return (size_t)(n ? n : 1) * (seg ? seg : 1);
+}
+
+size_t de_ring_slice_count(size_t count, size_t esz, uint32_t n)
+{
+	size_t per = slice_elems(esz, n);
+
+	return count / per + (count % per != 0);
+}
+
+void de_ring_slice(size_t count, size_t esz, uint32_t n, size_t k, struct de_seg *out)
+{
+	size_t per = slice_elems(esz, n);
+
+	if (k >= de_ring_slice_count(count, esz, n)) {
+		out->off = count;
+		out->len = 0;
+		return;
+	}
+	out->off = k * per;
+	out->len = count - out->off < per ? count - out->off : per;
+}
+
 uint32_t de_ring_stream_send(uint32_t r, uint32_t n, uint32_t i)
 {
 	if (n < 2)

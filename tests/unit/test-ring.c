@@ -241,6 +241,39 @@ static void test_indices(void)
 		   "the stream has 2(n-1) steps, none for one rank");
 		ok(chain, "stream: a rank sends at step i+1 what it received at step i, and its own segment first");
 	}
+	{
+		/* Slices tile [0, count) in order, each n segments of
+		 * DE_RING_SLICE_SEG_BYTES except a shorter last one. */
+		static const size_t counts[] = { 0, 1, 262143, 262144, 262145, 524288, 1000003, 16777216 };
+		static const size_t eszs[] = { 4, 8 };
+		static const uint32_t ns[] = { 1, 2, 3, 8, 1000 };
+		int tiles = 1, sized = 1;
+		size_t a, b2, d;
+
+		for (a = 0; a < sizeof(counts) / sizeof(counts[0]); a++)
+			for (b2 = 0; b2 < 2; b2++)
+				for (d = 0; d < sizeof(ns) / sizeof(ns[0]); d++) {
+					size_t cnt = counts[a], esz = eszs[b2], next = 0, q;
+					size_t per = (size_t)ns[d] * (DE_RING_SLICE_SEG_BYTES / esz);
+					size_t m = de_ring_slice_count(cnt, esz, ns[d]);
+					struct de_seg g;
+
+					for (q = 0; q < m; q++) {
+						de_ring_slice(cnt, esz, ns[d], q, &g);
+						if (g.off != next || g.len == 0)
+							tiles = 0;
+						if (g.len != per && q + 1 != m)
+							sized = 0;
+						next = g.off + g.len;
+					}
+					de_ring_slice(cnt, esz, ns[d], m, &g);
+					if (next != cnt || g.off != cnt || g.len != 0)
+						tiles = 0;
+				}
+		ok(tiles, "slices tile the buffer in order, none empty, nothing after the last");
+		ok(sized, "every slice but the last has n segments of DE_RING_SLICE_SEG_BYTES");
+		is_int((long long)de_ring_slice_count(16777216, 4, 2), 64, "64 MiB of float32 over 2 ranks: 64 slices of 1 MiB");
+	}
 
 	/* No 32-bit wraparound near n = 2^32. */
 	ok(de_ring_rs_send(big - 1, big, big - 2) == 1 &&
