@@ -532,6 +532,8 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			si++;
 			soff = 0;
 		}
+		if (si == s->steps && ri == s->steps)
+			break;
 		if (si < s->steps && ready > soff) {
 			size_t want = ready - soff > CHUNK ? CHUNK : ready - soff;
 			ssize_t k = send(c->right_fd, out->p + soff, want,
