@@ -77,6 +77,7 @@ struct de_check {
 	uint32_t left_rank;
 	int right_fd;
 	int own_cpu;          /* a CPU per local rank: spin without yielding at first */
+	uint8_t *ring_tmp;    /* the reduce-scatter's receive buffer, one for every allreduce */
 };
 
 /* rendezvous.c */

@@ -415,6 +415,9 @@ int de_ring_connect(struct de_check *c, struct de_fail *f)
 
 		c->own_cpu = cpus > 0 && c->local_world <= (unsigned long)cpus;
 	}
+	c->ring_tmp = malloc(CHUNK);
+	if (c->ring_tmp == NULL)
+		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	p = &c->peers.peer[right];
 	if (de_resolve(p->addr, p->port, &a, &e))
 		return de_fail_set(f, DE_D_PEER_REFUSED, "rank %u on %s: %s", right,
@@ -461,6 +464,8 @@ void de_ring_close(struct de_check *c)
 	if (c->left_fd >= 0)
 		close(c->left_fd);
 	c->right_fd = c->left_fd = -1;
+	free(c->ring_tmp);
+	c->ring_tmp = NULL;
 }
 
 /* A ring stream (ring.h): a sequence of steps, each sending one span to
@@ -484,7 +489,7 @@ struct step {
 struct stream {
 	const struct step *step;
 	uint32_t steps;
-	uint8_t *tmp;       /* CHUNK bytes, for reduce steps */
+	uint8_t *tmp;       /* CHUNK bytes (c->ring_tmp), for reduce steps */
 	enum de_dtype t;
 };
 
@@ -586,12 +591,16 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			last = de_now_ms();
 			continue;
 		}
-		if (spin_since == 0)
-			spin_since = de_now_us();
-		if (de_now_us() - spin_since < SPIN_US) {
-			if (!c->own_cpu || de_now_us() - spin_since >= SPIN_PURE_US)
-				sched_yield();
-			continue;
+		{
+			int64_t now = de_now_us();
+
+			if (spin_since == 0)
+				spin_since = now;
+			if (now - spin_since < SPIN_US) {
+				if (!c->own_cpu || now - spin_since >= SPIN_PURE_US)
+					sched_yield();
+				continue;
+			}
 		}
 		spin_since = 0;
 		p[0].fd = si < s->steps && ready > soff ? c->right_fd : -1;
@@ -675,13 +684,10 @@ int de_ring_allreduce(struct de_check *c, void *buf, size_t count,
 	if (slices > UINT32_MAX / per)
 		return de_fail_set(f, DE_D_INTERNAL, "%zu elements: too many ring steps", count);
 	s.steps = (uint32_t)slices * per;
+	s.tmp = c->ring_tmp;
 	step = calloc(s.steps, sizeof(*step));
-	s.tmp = malloc(CHUNK);
-	if (step == NULL || s.tmp == NULL) {
-		free(step);
-		free(s.tmp);
+	if (step == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
-	}
 	/* Slice after slice, each a whole reduce-scatter and allgather. */
 	for (k = 0; k < slices; k++) {
 		struct de_seg sl, g;
@@ -703,6 +709,5 @@ int de_ring_allreduce(struct de_check *c, void *buf, size_t count,
 	s.step = step;
 	rc = ring_stream(c, &s, f);
 	free(step);
-	free(s.tmp);
 	return rc;
 }

@@ -158,6 +158,13 @@ uint32_t de_ring_stream_steps(uint32_t n)
 	return n < 2 ? 0 : 2 * (n - 1);
 }
 
+uint32_t de_ring_stream_send(uint32_t r, uint32_t n, uint32_t i)
+{
+	if (n < 2)
+		return 0;
+	return i < n - 1 ? de_ring_rs_send(r, n, i) : de_ring_ag_send(r, n, i - (n - 1));
+}
+
 uint32_t de_ring_stream_recv(uint32_t r, uint32_t n, uint32_t i)
 {
 	if (n < 2)
@@ -190,13 +197,6 @@ void de_ring_slice(size_t count, size_t esz, uint32_t n, size_t k, struct de_seg
 	}
 	out->off = k * per;
 	out->len = count - out->off < per ? count - out->off : per;
-}
-
-uint32_t de_ring_stream_send(uint32_t r, uint32_t n, uint32_t i)
-{
-	if (n < 2)
-		return 0;
-	return i < n - 1 ? de_ring_rs_send(r, n, i) : de_ring_ag_send(r, n, i - (n - 1));
 }
 
 /* GCC's -O2 ("very cheap") vectorizer gives up on a plain loop of unknown
