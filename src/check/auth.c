@@ -18,9 +18,9 @@
 
 #include "auth.h"
 
-const char *de_auth_name(const struct de_check *c)
+const char *de_auth_name(const struct de_auth *a)
 {
-	switch (c->auth_mode) {
+	switch (a->mode) {
 	case DE_AUTH_MUNGE:
 		return "munge";
 	case DE_AUTH_SECRET:
@@ -85,19 +85,19 @@ static int from_hex(const char *s, uint8_t *b, size_t n)
 	return sodium_hex2bin(b, n, s, strlen(s), NULL, &got, NULL) == 0 && got == n ? 0 : -1;
 }
 
-static void hello_msg(const struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
+static void hello_msg(const struct de_auth *a, const uint8_t sn[DE_NONCE_BYTES],
 		      const struct de_hello *h, struct msg *m)
 {
 	m->n = 0;
 	m_str(m, "distenv-hello-v1");
-	m_str(m, c->token);
+	m_str(m, a->token);
 	m_u32(m, h->rank);
 	m_u32(m, h->world);
 	m_put(m, sn, DE_NONCE_BYTES);
 	m_put(m, h->nonce, DE_NONCE_BYTES);
 }
 
-static void peers_msg(const struct de_check *c, const uint8_t *table, size_t len,
+static void peers_msg(const struct de_auth *a, const uint8_t *table, size_t len,
 		      uint32_t rank, const uint8_t rn[DE_NONCE_BYTES], struct msg *m)
 {
 	uint8_t digest[crypto_hash_sha256_BYTES];
@@ -105,7 +105,7 @@ static void peers_msg(const struct de_check *c, const uint8_t *table, size_t len
 	crypto_hash_sha256(digest, table, len);
 	m->n = 0;
 	m_str(m, "distenv-peers-v1");
-	m_str(m, c->token);
+	m_str(m, a->token);
 	m_u32(m, rank);
 	m_put(m, rn, DE_NONCE_BYTES);
 	m_put(m, digest, sizeof(digest));
@@ -157,7 +157,8 @@ static munge_ctx_t munge_ctx(void)
 }
 #endif
 
-int de_auth_init(struct de_check *c, int insecure, struct de_fail *f)
+int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecure,
+		 struct de_fail *f)
 {
 	const char *secret = getenv("DISTENV_SECRET");
 	const char *file = getenv("DISTENV_SECRET_FILE");
@@ -165,11 +166,13 @@ int de_auth_init(struct de_check *c, int insecure, struct de_fail *f)
 
 	if (sodium_init() < 0)
 		return de_fail_set(f, DE_D_INTERNAL, "libsodium failed to initialise");
-	c->uid = (unsigned int)getuid();
+	a->token = token;
+	a->rank = rank;
+	a->uid = (unsigned int)getuid();
 	if (insecure || (getenv("DISTENV_INSECURE") && strcmp(getenv("DISTENV_INSECURE"), "1") == 0)) {
-		c->auth_mode = DE_AUTH_NONE;
-		if (c->rank == 0)
-			fprintf(stderr, "distenv-check: warning: --insecure: the rendezvous and data ports accept anyone who connects\n");
+		a->mode = DE_AUTH_NONE;
+		if (a->rank == 0)
+			de_log("warning", "--insecure: the rendezvous and data ports accept anyone who connects");
 		return 0;
 	}
 	if ((secret == NULL || *secret == '\0') && file != NULL && *file) {
@@ -196,12 +199,22 @@ int de_auth_init(struct de_check *c, int insecure, struct de_fail *f)
 	if (secret != NULL && *secret) {
 		crypto_hash_sha256_state st;
 
+		/* Anyone who can guess the secret joins the job: refuse one
+		 * short enough to guess (16 bytes: `openssl rand -hex 16` gives 32). */
+		if (strlen(secret) < DE_SECRET_MIN) {
+			sodium_memzero(buf, sizeof(buf));
+			return de_fail_set(f, DE_D_USAGE,
+					   "%s is %zu bytes long: expected at least %u (e.g. `openssl rand -hex 16`)",
+					   secret == buf ? "the secret in DISTENV_SECRET_FILE" : "DISTENV_SECRET",
+					   strlen(secret), DE_SECRET_MIN);
+		}
+
 		crypto_hash_sha256_init(&st);
 		crypto_hash_sha256_update(&st, (const uint8_t *)"distenv-secret-v1", 17);
 		crypto_hash_sha256_update(&st, (const uint8_t *)secret, strlen(secret));
-		crypto_hash_sha256_final(&st, c->secret_key);
+		crypto_hash_sha256_final(&st, a->secret_key);
 		sodium_memzero(buf, sizeof(buf));
-		c->auth_mode = DE_AUTH_SECRET;
+		a->mode = DE_AUTH_SECRET;
 		return 0;
 	}
 #ifdef HAVE_MUNGE
@@ -214,7 +227,7 @@ int de_auth_init(struct de_check *c, int insecure, struct de_fail *f)
 		if (ctx)
 			munge_ctx_destroy(ctx);
 		if (e == EMUNGE_SUCCESS) {
-			c->auth_mode = DE_AUTH_MUNGE;
+			a->mode = DE_AUTH_MUNGE;
 			return 0;
 		}
 		munge_socket(sock, sizeof(sock));
@@ -231,21 +244,21 @@ int de_auth_init(struct de_check *c, int insecure, struct de_fail *f)
 #endif
 }
 
-int de_auth_hello_make(struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
+int de_auth_hello_make(struct de_auth *a, const uint8_t sn[DE_NONCE_BYTES],
 		       struct de_hello *h, struct de_fail *f)
 {
 	struct msg m;
 	uint8_t mac[32];
 
 	de_auth_nonce(h->nonce);
-	hello_msg(c, sn, h, &m);
+	hello_msg(a, sn, h, &m);
 	h->auth[0] = '\0';
-	if (c->auth_mode == DE_AUTH_SECRET) {
-		hmac(c->secret_key, &m, mac);
+	if (a->mode == DE_AUTH_SECRET) {
+		hmac(a->secret_key, &m, mac);
 		to_hex(mac, sizeof(mac), h->auth, sizeof(h->auth));
 	}
 #ifdef HAVE_MUNGE
-	if (c->auth_mode == DE_AUTH_MUNGE) {
+	if (a->mode == DE_AUTH_MUNGE) {
 		munge_ctx_t ctx = munge_ctx();
 		char *cred = NULL;
 		munge_err_t e = ctx ? munge_encode(&cred, ctx, m.b, (int)m.n) : EMUNGE_NO_MEMORY;
@@ -265,25 +278,21 @@ int de_auth_hello_make(struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
 	return 0;
 }
 
-int de_auth_hello_check(struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
-			const struct de_hello *h, char *why, size_t why_len)
+int de_auth_hello_check(struct de_auth *a, const uint8_t sn[DE_NONCE_BYTES],
+			const struct de_hello *h, struct de_err *why)
 {
 	struct msg m;
 	uint8_t mac[32], got[32];
 
-	hello_msg(c, sn, h, &m);
-	if (c->auth_mode == DE_AUTH_NONE)
+	hello_msg(a, sn, h, &m);
+	if (a->mode == DE_AUTH_NONE)
 		return 0;
-	if (h->auth[0] == '\0') {
-		snprintf(why, why_len, "no credential (distenv-check --insecure, or not distenv?)");
-		return -1;
-	}
-	if (c->auth_mode == DE_AUTH_SECRET) {
-		hmac(c->secret_key, &m, mac);
-		if (from_hex(h->auth, got, sizeof(got)) || sodium_memcmp(mac, got, 32) != 0) {
-			snprintf(why, why_len, "wrong proof of DISTENV_SECRET");
-			return -1;
-		}
+	if (h->auth[0] == '\0')
+		return de_errf(why, "no credential (distenv-check --insecure, or not distenv?)");
+	if (a->mode == DE_AUTH_SECRET) {
+		hmac(a->secret_key, &m, mac);
+		if (from_hex(h->auth, got, sizeof(got)) || sodium_memcmp(mac, got, 32) != 0)
+			return de_errf(why, "wrong proof of DISTENV_SECRET");
 		return 0;
 	}
 #ifdef HAVE_MUNGE
@@ -299,18 +308,18 @@ int de_auth_hello_check(struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
 		if (ctx)
 			munge_ctx_destroy(ctx);
 		if (e != EMUNGE_SUCCESS) {
-			snprintf(why, why_len, "MUNGE credential refused: %s", munge_strerror(e));
+			de_errf(why, "MUNGE credential refused: %s", munge_strerror(e));
 			free(payload);
 			return -1;
 		}
-		if ((unsigned int)uid != c->uid) {
-			snprintf(why, why_len, "MUNGE credential of uid %u, this job runs as uid %u",
-				 (unsigned)uid, c->uid);
+		if ((unsigned int)uid != a->uid) {
+			de_errf(why, "MUNGE credential of uid %u, this job runs as uid %u",
+				 (unsigned)uid, a->uid);
 			free(payload);
 			return -1;
 		}
 		if ((size_t)len != m.n || memcmp(payload, m.b, m.n) != 0) {
-			snprintf(why, why_len, "MUNGE credential made for another job, rank or challenge");
+			de_errf(why, "MUNGE credential made for another job, rank or challenge");
 			free(payload);
 			return -1;
 		}
@@ -318,40 +327,39 @@ int de_auth_hello_check(struct de_check *c, const uint8_t sn[DE_NONCE_BYTES],
 		return 0;
 	}
 #else
-	snprintf(why, why_len, "built without MUNGE");
-	return -1;
+	return de_errf(why, "built without MUNGE");
 #endif
 }
 
-int de_auth_session_new(struct de_check *c, struct de_fail *f)
+int de_auth_session_new(struct de_auth *a, struct de_fail *f)
 {
 	(void)f;
-	randombytes_buf(c->session_key, sizeof(c->session_key));
-	c->have_session = 1;
+	randombytes_buf(a->session_key, sizeof(a->session_key));
+	a->have_session = 1;
 	return 0;
 }
 
-int de_auth_peers_make(struct de_check *c, const uint8_t *table, size_t len,
+int de_auth_peers_make(struct de_auth *a, const uint8_t *table, size_t len,
 		       uint32_t rank, const uint8_t rn[DE_NONCE_BYTES],
 		       char *out, size_t out_len, struct de_fail *f)
 {
 	struct msg m;
 
-	peers_msg(c, table, len, rank, rn, &m);
+	peers_msg(a, table, len, rank, rn, &m);
 	out[0] = '\0';
-	if (c->auth_mode == DE_AUTH_NONE)
+	if (a->mode == DE_AUTH_NONE)
 		return 0;
-	if (c->auth_mode == DE_AUTH_SECRET) {
+	if (a->mode == DE_AUTH_SECRET) {
 		/* The key travels sealed with the secret; the MAC binds it too. */
 		uint8_t box[32 + crypto_secretbox_MACBYTES], nonce[crypto_secretbox_NONCEBYTES];
 		uint8_t mac[32];
 		char hex[2 * sizeof(box) + 1], nhex[2 * sizeof(nonce) + 1], mhex[65];
 
 		randombytes_buf(nonce, sizeof(nonce));
-		crypto_secretbox_easy(box, c->session_key, 32, nonce, c->secret_key);
+		crypto_secretbox_easy(box, a->session_key, 32, nonce, a->secret_key);
 		m_put(&m, nonce, sizeof(nonce));
 		m_put(&m, box, sizeof(box));
-		hmac(c->secret_key, &m, mac);
+		hmac(a->secret_key, &m, mac);
 		to_hex(nonce, sizeof(nonce), nhex, sizeof(nhex));
 		to_hex(box, sizeof(box), hex, sizeof(hex));
 		to_hex(mac, sizeof(mac), mhex, sizeof(mhex));
@@ -364,11 +372,11 @@ int de_auth_peers_make(struct de_check *c, const uint8_t *table, size_t len,
 		char *cred = NULL;
 		munge_err_t e;
 
-		m_put(&m, c->session_key, 32);
+		m_put(&m, a->session_key, 32);
 		if (ctx == NULL)
 			return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 		/* Only the job's uid can decode it: nobody else learns the key. */
-		munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)c->uid);
+		munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)a->uid);
 		e = munge_encode(&cred, ctx, m.b, (int)m.n);
 		munge_ctx_destroy(ctx);
 		sodium_memzero(m.b, sizeof(m.b));
@@ -386,19 +394,19 @@ int de_auth_peers_make(struct de_check *c, const uint8_t *table, size_t len,
 #endif
 }
 
-int de_auth_peers_check(struct de_check *c, const uint8_t *table, size_t len,
+int de_auth_peers_check(struct de_auth *a, const uint8_t *table, size_t len,
 			const uint8_t rn[DE_NONCE_BYTES], const char *auth,
 			struct de_fail *f)
 {
 	struct msg m;
 
-	peers_msg(c, table, len, c->rank, rn, &m);
-	if (c->auth_mode == DE_AUTH_NONE) {
-		memset(c->session_key, 0, sizeof(c->session_key));
-		c->have_session = 1;
+	peers_msg(a, table, len, a->rank, rn, &m);
+	if (a->mode == DE_AUTH_NONE) {
+		memset(a->session_key, 0, sizeof(a->session_key));
+		a->have_session = 1;
 		return 0;
 	}
-	if (c->auth_mode == DE_AUTH_SECRET) {
+	if (a->mode == DE_AUTH_SECRET) {
 		uint8_t box[32 + crypto_secretbox_MACBYTES], nonce[crypto_secretbox_NONCEBYTES];
 		uint8_t mac[32], got[32];
 		char part[3][200];
@@ -409,11 +417,11 @@ int de_auth_peers_check(struct de_check *c, const uint8_t *table, size_t len,
 			return de_fail_set(f, DE_D_USAGE, "rank 0's answer carries no valid proof of DISTENV_SECRET (a different secret, or not our rank 0)");
 		m_put(&m, nonce, sizeof(nonce));
 		m_put(&m, box, sizeof(box));
-		hmac(c->secret_key, &m, mac);
+		hmac(a->secret_key, &m, mac);
 		if (sodium_memcmp(mac, got, 32) != 0 ||
-		    crypto_secretbox_open_easy(c->session_key, box, sizeof(box), nonce, c->secret_key) != 0)
+		    crypto_secretbox_open_easy(a->session_key, box, sizeof(box), nonce, a->secret_key) != 0)
 			return de_fail_set(f, DE_D_USAGE, "rank 0's answer fails the DISTENV_SECRET check: a different secret in rank 0, or not our rank 0");
-		c->have_session = 1;
+		a->have_session = 1;
 		return 0;
 	}
 #ifdef HAVE_MUNGE
@@ -428,20 +436,20 @@ int de_auth_peers_check(struct de_check *c, const uint8_t *table, size_t len,
 
 		if (ctx)
 			munge_ctx_destroy(ctx);
-		if (e != EMUNGE_SUCCESS || (unsigned int)uid != c->uid ||
+		if (e != EMUNGE_SUCCESS || (unsigned int)uid != a->uid ||
 		    (size_t)plen != m.n + 32 || memcmp(payload, m.b, m.n) != 0) {
 			if (payload)
 				sodium_memzero(payload, (size_t)plen);
 			free(payload);
 			return de_fail_set(f, DE_D_USAGE, "rank 0's answer is not authentic (%s)",
 					   e != EMUNGE_SUCCESS ? munge_strerror(e) :
-					   (unsigned int)uid != c->uid ? "made by another uid" :
+					   (unsigned int)uid != a->uid ? "made by another uid" :
 					   "bound to another table, rank or nonce");
 		}
-		memcpy(c->session_key, (uint8_t *)payload + m.n, 32);
+		memcpy(a->session_key, (uint8_t *)payload + m.n, 32);
 		sodium_memzero(payload, (size_t)plen);
 		free(payload);
-		c->have_session = 1;
+		a->have_session = 1;
 		return 0;
 	}
 #else
@@ -450,35 +458,35 @@ int de_auth_peers_check(struct de_check *c, const uint8_t *table, size_t len,
 #endif
 }
 
-static void data_msg(const struct de_check *c, const uint8_t ch[DE_NONCE_BYTES],
+static void data_msg(const struct de_auth *a, const uint8_t ch[DE_NONCE_BYTES],
 		     uint32_t rank, uint8_t purpose, struct msg *m)
 {
 	m->n = 0;
 	m_str(m, "distenv-data-v1");
-	m_str(m, c->token);
+	m_str(m, a->token);
 	m_u32(m, rank);
 	m_put(m, &purpose, 1);
 	m_put(m, ch, DE_NONCE_BYTES);
 }
 
-void de_auth_data_mac(const struct de_check *c, const uint8_t ch[DE_NONCE_BYTES],
+void de_auth_data_mac(const struct de_auth *a, const uint8_t ch[DE_NONCE_BYTES],
 		      uint32_t rank, uint8_t purpose, uint8_t mac[DE_MAC_BYTES])
 {
 	struct msg m;
 
-	data_msg(c, ch, rank, purpose, &m);
-	hmac(c->session_key, &m, mac);
+	data_msg(a, ch, rank, purpose, &m);
+	hmac(a->session_key, &m, mac);
 }
 
-int de_auth_data_check(const struct de_check *c, const uint8_t ch[DE_NONCE_BYTES],
+int de_auth_data_check(const struct de_auth *a, const uint8_t ch[DE_NONCE_BYTES],
 		       uint32_t rank, uint8_t purpose, const uint8_t mac[DE_MAC_BYTES])
 {
 	uint8_t want[DE_MAC_BYTES];
 
-	if (!c->have_session)
+	if (!a->have_session)
 		return -1;
-	if (c->auth_mode == DE_AUTH_NONE)
+	if (a->mode == DE_AUTH_NONE)
 		return 0;
-	de_auth_data_mac(c, ch, rank, purpose, want);
+	de_auth_data_mac(a, ch, rank, purpose, want);
 	return sodium_memcmp(want, mac, DE_MAC_BYTES) == 0 ? 0 : -1;
 }

@@ -7,39 +7,57 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check.h"
+#include "fail.h"
+#include "proto.h"
+
+/* Shortest DISTENV_SECRET accepted, in bytes. */
+#define DE_SECRET_MIN 16u
+
+enum { DE_AUTH_NONE, DE_AUTH_SECRET, DE_AUTH_MUNGE };
+
+/* One rank's credentials, and the job identity every proof binds. */
+struct de_auth {
+	int mode;               /* DE_AUTH_* */
+	const char *token;      /* the launch's token (struct de_ident's) */
+	uint32_t rank;
+	unsigned int uid;
+	uint8_t secret_key[32]; /* from DISTENV_SECRET */
+	uint8_t session_key[32];
+	int have_session;
+};
 
 /* Picks the mode: insecure, DISTENV_SECRET / DISTENV_SECRET_FILE, MUNGE. */
-int de_auth_init(struct de_check *c, int insecure, struct de_fail *f);
-const char *de_auth_name(const struct de_check *c);
+int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecure,
+		 struct de_fail *f);
+const char *de_auth_name(const struct de_auth *a);
 
 void de_auth_nonce(uint8_t nonce[DE_NONCE_BYTES]);
 
 /* A rank's proof in its HELLO, over the job token, its rank and world,
  * rank 0's challenge and its own nonce. */
-int de_auth_hello_make(struct de_check *c, const uint8_t server_nonce[DE_NONCE_BYTES],
+int de_auth_hello_make(struct de_auth *a, const uint8_t server_nonce[DE_NONCE_BYTES],
 		       struct de_hello *h, struct de_fail *f);
 /* Rank 0: 0 if h proves it is this job's rank h->rank, else -1 with why. */
-int de_auth_hello_check(struct de_check *c, const uint8_t server_nonce[DE_NONCE_BYTES],
-			const struct de_hello *h, char *why, size_t why_len);
+int de_auth_hello_check(struct de_auth *a, const uint8_t server_nonce[DE_NONCE_BYTES],
+			const struct de_hello *h, struct de_err *why);
 
-/* Rank 0: a fresh session key (kept in c), then per rank the proof that
+/* Rank 0: a fresh session key (kept in a), then per rank the proof that
  * binds the peer table (its encoding without auth) to that rank's nonce
  * and hands it the key. */
-int de_auth_session_new(struct de_check *c, struct de_fail *f);
-int de_auth_peers_make(struct de_check *c, const uint8_t *table, size_t table_len,
+int de_auth_session_new(struct de_auth *a, struct de_fail *f);
+int de_auth_peers_make(struct de_auth *a, const uint8_t *table, size_t table_len,
 		       uint32_t rank, const uint8_t rank_nonce[DE_NONCE_BYTES],
 		       char *out, size_t out_len, struct de_fail *f);
 /* A rank: checks rank 0's proof and takes the session key. */
-int de_auth_peers_check(struct de_check *c, const uint8_t *table, size_t table_len,
+int de_auth_peers_check(struct de_auth *a, const uint8_t *table, size_t table_len,
 			const uint8_t my_nonce[DE_NONCE_BYTES], const char *auth,
 			struct de_fail *f);
 
 /* Data plane: the caller proves the session key over the acceptor's
  * challenge; the acceptor checks in constant time. */
-void de_auth_data_mac(const struct de_check *c, const uint8_t challenge[DE_NONCE_BYTES],
+void de_auth_data_mac(const struct de_auth *a, const uint8_t challenge[DE_NONCE_BYTES],
 		      uint32_t rank, uint8_t purpose, uint8_t mac[DE_MAC_BYTES]);
-int de_auth_data_check(const struct de_check *c, const uint8_t challenge[DE_NONCE_BYTES],
+int de_auth_data_check(const struct de_auth *a, const uint8_t challenge[DE_NONCE_BYTES],
 		       uint32_t rank, uint8_t purpose, const uint8_t mac[DE_MAC_BYTES]);
 
 #endif

@@ -20,14 +20,15 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "backend.h"
 #include "check.h"
 #include "hostlist.h"
 #include "layout.h"
 #include "parse.h"
+#include "rendezvous.h"
+#include "report.h"
 #include "settings.h"
-#ifdef HAVE_NCCL
-#include "nccl_backend.h"
-#endif
+#include "socket.h"
 
 #define DEFAULT_COUNT 262147 /* ~1 MiB of float32, not divisible by small worlds */
 
@@ -225,7 +226,7 @@ static int read_env(struct de_check *c, struct de_fail *f)
 		if (getenv(need[i]) == NULL)
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 				 "%s%s", missing[0] ? " " : "", need[i]);
-	c->env_source = "torchrun environment";
+	c->id.env_source = "torchrun environment";
 	if (missing[0] != '\0') {
 		if (!have_slurm)
 			return de_fail_set(f, DE_D_ENV, "%s not set and no Slurm step to derive them from",
@@ -244,46 +245,46 @@ static int read_env(struct de_check *c, struct de_fail *f)
 		for (i = 0; i < te.n; i++)
 			if (getenv(te.var[i].name) == NULL)
 				setenv(te.var[i].name, te.var[i].value, 1);
-		c->env_source = "SLURM_* variables";
+		c->id.env_source = "SLURM_* variables";
 	}
-	if (get_u32("WORLD_SIZE", 1, &c->world, &e) || get_u32("RANK", 0, &c->rank, &e))
+	if (get_u32("WORLD_SIZE", 1, &c->id.world, &e) || get_u32("RANK", 0, &c->id.rank, &e))
 		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
-	if (c->rank >= c->world)
+	if (c->id.rank >= c->id.world)
 		return de_fail_set(f, DE_D_RANK_RANGE, "RANK=%u is not below WORLD_SIZE=%u",
-				   c->rank, c->world);
-	c->local_rank = 0;
-	c->local_world = 1;
-	if (getenv("LOCAL_RANK") && get_u32("LOCAL_RANK", 0, &c->local_rank, &e))
+				   c->id.rank, c->id.world);
+	c->id.local_rank = 0;
+	c->id.local_world = 1;
+	if (getenv("LOCAL_RANK") && get_u32("LOCAL_RANK", 0, &c->id.local_rank, &e))
 		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
-	if (getenv("LOCAL_WORLD_SIZE") && get_u32("LOCAL_WORLD_SIZE", 1, &c->local_world, &e))
+	if (getenv("LOCAL_WORLD_SIZE") && get_u32("LOCAL_WORLD_SIZE", 1, &c->id.local_world, &e))
 		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
-	if (c->local_rank >= c->local_world)
+	if (c->id.local_rank >= c->id.local_world)
 		return de_fail_set(f, DE_D_ENV, "LOCAL_RANK=%u is not below LOCAL_WORLD_SIZE=%u",
-				   c->local_rank, c->local_world);
+				   c->id.local_rank, c->id.local_world);
 	if ((v = getenv("GROUP_RANK")) || (v = getenv("NODE_RANK")))
-		c->node_rank = (uint32_t)strtoul(v, NULL, 10);
+		c->id.node_rank = (uint32_t)strtoul(v, NULL, 10);
 	if ((v = getenv("GROUP_WORLD_SIZE")) || (v = getenv("SLURM_STEP_NUM_NODES")) ||
 	    (v = getenv("SLURM_NNODES")))
-		c->nnodes = (uint32_t)strtoul(v, NULL, 10);
+		c->id.nnodes = (uint32_t)strtoul(v, NULL, 10);
 	v = getenv("MASTER_ADDR");
 	if (v[0] == '\0' || strlen(v) > DE_PROTO_MAX_STR)
 		return de_fail_set(f, DE_D_ENV, "MASTER_ADDR=\"%s\": expected a host name", v);
-	snprintf(c->master, sizeof(c->master), "%s", v);
+	snprintf(c->id.master, sizeof(c->id.master), "%s", v);
 	if (de_parse_ulong("MASTER_PORT", getenv("MASTER_PORT"), 1, 65535, &port, &e))
 		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
-	c->master_port = (uint16_t)port;
-	if (gethostname(c->host, sizeof(c->host)) != 0)
-		snprintf(c->host, sizeof(c->host), "?");
+	c->id.master_port = (uint16_t)port;
+	if (gethostname(c->id.host, sizeof(c->id.host)) != 0)
+		snprintf(c->id.host, sizeof(c->id.host), "?");
 	/* Only the ranks of this launch may join: other jobs are turned away. */
 	if ((v = getenv("SLURM_JOB_ID")) != NULL && have_slurm)
-		snprintf(c->token, sizeof(c->token), "slurm:%s.%s", v,
+		snprintf(c->id.token, sizeof(c->id.token), "slurm:%s.%s", v,
 			 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "batch");
 	else if ((v = getenv("DISTENV_TOKEN")) != NULL)
-		snprintf(c->token, sizeof(c->token), "token:%.100s", v);
+		snprintf(c->id.token, sizeof(c->id.token), "token:%.100s", v);
 	else
-		snprintf(c->token, sizeof(c->token), "manual:%.80s:%u", c->master,
-			 c->master_port);
-	c->nodelist = getenv("SLURM_STEP_NODELIST");
+		snprintf(c->id.token, sizeof(c->id.token), "manual:%.80s:%u", c->id.master,
+			 c->id.master_port);
+	c->id.nodelist = getenv("SLURM_STEP_NODELIST");
 	return 0;
 }
 
@@ -303,12 +304,12 @@ static void expect_hosts(struct de_check *c)
 	    (dist != NULL && strncmp(dist, "block", 5) != 0) ||
 	    de_hostlist_expand(nl, DE_HL_SUFFIX, &hl, &e))
 		return;
-	c->expect_host = calloc(c->world, sizeof(char *));
-	for (node = 0; c->expect_host && node < hl.count && r < c->world; node++) {
+	c->id.expect_host = calloc(c->id.world, sizeof(char *));
+	for (node = 0; c->id.expect_host && node < hl.count && r < c->id.world; node++) {
 		if (de_tasks_per_node_at("T", tpn, node, &cnt, &e))
 			break;
-		while (cnt-- > 0 && r < c->world)
-			c->expect_host[r++] = strdup(hl.host[node]);
+		while (cnt-- > 0 && r < c->id.world)
+			c->id.expect_host[r++] = strdup(hl.host[node]);
 	}
 	de_hostlist_free(&hl);
 }
@@ -336,27 +337,27 @@ static int preflight(struct de_check *c, struct de_fail *f)
 	/* distenv-simulate runs N pseudo-nodes on this one host, all through
 	 * 127.0.0.1 by design: the loopback checks are for real nodes. */
 	const char *sim = getenv("DISTENV_SIMULATED");
-	int multi = c->nnodes > 1 && (sim == NULL || *sim == '\0');
+	int multi = c->id.nnodes > 1 && (sim == NULL || *sim == '\0');
 
-	if (de_resolve(c->master, c->master_port, &c->master_addr, &e))
+	if (de_resolve(c->id.master, c->id.master_port, &c->net.master_addr, &e))
 		return de_fail_set(f, DE_D_MASTER_RESOLVE, "MASTER_ADDR: %s", e.msg);
-	if (multi && de_addr_is_loopback(&c->master_addr)) {
-		de_addr_str(&c->master_addr, a, sizeof(a));
+	if (multi && de_addr_is_loopback(&c->net.master_addr)) {
+		de_addr_str(&c->net.master_addr, a, sizeof(a));
 		return de_fail_set(f, DE_D_MASTER_LOOPBACK,
 				   "MASTER_ADDR=%s is %s (loopback) but the job spans %u nodes",
-				   c->master, a, c->nnodes);
+				   c->id.master, a, c->id.nnodes);
 	}
-	if (multi && de_resolve(c->host, 0, &self, &e) == 0 && de_addr_is_loopback(&self)) {
+	if (multi && de_resolve(c->id.host, 0, &self, &e) == 0 && de_addr_is_loopback(&self)) {
 		de_addr_str(&self, a, sizeof(a));
 		return de_fail_set(f, DE_D_HOST_LOOPBACK,
 				   "this node's name %s resolves to %s (loopback) on a %u-node job",
-				   c->host, a, c->nnodes);
+				   c->id.host, a, c->id.nnodes);
 	}
-	if (c->nodelist != NULL && !is_numeric_addr(c->master) &&
-	    de_hostlist_find(c->nodelist, DE_HL_SUFFIX, c->master, &e) < 0)
+	if (c->id.nodelist != NULL && !is_numeric_addr(c->id.master) &&
+	    de_hostlist_find(c->id.nodelist, DE_HL_SUFFIX, c->id.master, &e) < 0)
 		return de_fail_set(f, DE_D_MASTER_NOT_IN_STEP,
 				   "MASTER_ADDR=%s is not one of this step's nodes (%s)",
-				   c->master, c->nodelist);
+				   c->id.master, c->id.nodelist);
 	/* The data listener: the interface the user named, else the one
 	 * that routes to MASTER_ADDR, as gloo does. */
 	if ((spec = getenv("DISTENV_SOCKET_IFNAME")) != NULL && *spec) {
@@ -377,119 +378,60 @@ static int preflight(struct de_check *c, struct de_fail *f)
 			snprintf(exact, sizeof(exact), "=%s", spec);
 		else
 			snprintf(exact, sizeof(exact), "%s", spec);
-		if (de_iface_pick(exact, c->master_addr.ss.ss_family, &c->data_addr,
-				  c->iface, sizeof(c->iface), &e))
+		if (de_iface_pick(exact, c->net.master_addr.ss.ss_family, &c->net.data_addr,
+				  c->net.iface, sizeof(c->net.iface), &e))
 			return de_fail_set(f, DE_D_USAGE, "%s=%s: %s", how, spec, e.msg);
-		snprintf(c->iface_how, sizeof(c->iface_how), "%s=%s", how, spec);
+		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s=%s", how, spec);
 	} else {
-		if (de_route_source(&c->master_addr, &c->data_addr, c->iface,
-				    sizeof(c->iface), &e))
+		if (de_route_source(&c->net.master_addr, &c->net.data_addr, c->net.iface,
+				    sizeof(c->net.iface), &e))
 			return de_fail_set(f, DE_D_MASTER_TIMEOUT, "MASTER_ADDR=%s: %s",
-					   c->master, e.msg);
-		snprintf(c->iface_how, sizeof(c->iface_how), "%s", how);
+					   c->id.master, e.msg);
+		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s", how);
 	}
-	if (multi && de_addr_is_loopback(&c->data_addr)) {
-		de_addr_str(&c->data_addr, a, sizeof(a));
+	if (multi && de_addr_is_loopback(&c->net.data_addr)) {
+		de_addr_str(&c->net.data_addr, a, sizeof(a));
 		return de_fail_set(f, DE_D_USAGE,
 				   "the data interface %s (%s, by %s) is loopback on a %u-node job",
-				   c->iface, a, c->iface_how, c->nnodes);
+				   c->net.iface, a, c->net.iface_how, c->id.nnodes);
 	}
-	c->data_fd = de_listen(&c->data_addr, 128, &e);
-	if (c->data_fd < 0)
+	c->net.data_fd = de_listen(&c->net.data_addr, 128, &e);
+	if (c->net.data_fd < 0)
 		return de_fail_set(f, DE_D_USAGE, "data listener: %s", e.msg);
 	return 0;
 }
 
-static const char *backend_name(enum de_backend b)
+/* The backends this distenv-check was built with, in auto's order of
+ * preference. */
+static const struct de_backend_ops *const backends[] = {
+#ifdef HAVE_NCCL
+	&de_nccl_backend,
+#endif
+	&de_socket_backend,
+};
+#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+static const char *wanted_name(enum de_backend b)
 {
 	return b == DE_BACKEND_NCCL ? "nccl" : b == DE_BACKEND_SOCKET ? "socket" : "auto";
 }
 
+/* --backend=auto takes the first usable one; a named one must be built. */
 static int choose_backend(struct de_check *c, struct de_fail *f)
 {
-	snprintf(c->device, sizeof(c->device), "cpu");
-#ifdef HAVE_NCCL
-	{
-		char why[512] = "";
-		int gpus = de_nccl_device_count(why, sizeof(why));
+	struct de_err why;
+	size_t i;
 
-		if (c->o.backend == DE_BACKEND_AUTO)
-			c->backend = gpus > 0 ? DE_BACKEND_NCCL : DE_BACKEND_SOCKET;
-		else
-			c->backend = c->o.backend;
-		if (c->backend == DE_BACKEND_NCCL) {
-			if (gpus <= 0)
-				return de_fail_set(f, DE_D_GPU, "--backend=nccl but no GPU is visible: %s", why);
-			return de_nccl_select(c, f);
+	for (i = 0; i < NBACKENDS; i++) {
+		if (c->o.backend == DE_BACKEND_AUTO ? backends[i]->usable(&why) :
+		    backends[i]->id == c->o.backend) {
+			c->be = backends[i];
+			return c->be->select(c, f);
 		}
-		return 0;
 	}
-#else
 	if (c->o.backend == DE_BACKEND_NCCL)
 		return de_fail_set(f, DE_D_USAGE, "--backend=nccl: this distenv-check was built without CUDA/NCCL");
-	c->backend = DE_BACKEND_SOCKET;
-	return 0;
-#endif
-}
-
-static void print_fail(const struct de_check *c, const struct de_fail *f)
-{
-	if (c->o.json) {
-		char msg[sizeof(f->msg) * 2];
-		size_t i, j = 0;
-
-		for (i = 0; f->msg[i] && j < sizeof(msg) - 2; i++) {
-			if (f->msg[i] == '"' || f->msg[i] == '\\')
-				msg[j++] = '\\';
-			msg[j++] = (char)((unsigned char)f->msg[i] < 0x20 ? ' ' : f->msg[i]);
-		}
-		msg[j] = '\0';
-		printf("{\"rank\":%u,\"world\":%u,\"node\":\"%s\",\"ok\":false,"
-		       "\"diagnosis\":\"%s\",\"message\":\"%s\",\"hint\":\"%s\"}\n",
-		       c->rank, c->world, c->host, de_diag_name(f->diag), msg,
-		       de_diag_hint(f->diag));
-	} else if (c->world == 0) {
-		/* No rank yet: the environment itself is the problem. */
-		printf("distenv-check: FAIL %s: %s -- %s\n", de_diag_name(f->diag), f->msg,
-		       de_diag_hint(f->diag));
-	} else {
-		printf("[rank %u/%u] node=%s FAIL %s: %s -- %s\n", c->rank, c->world,
-		       c->host, de_diag_name(f->diag), f->msg, de_diag_hint(f->diag));
-	}
-	fflush(stdout);
-}
-
-static void rank_ranges(const struct de_check *c, char *out, size_t len)
-{
-	uint32_t nodes = 0, i, j, n;
-	size_t off = 0;
-
-	for (i = 0; i < c->world; i++)
-		if (c->peers.peer[i].node + 1 > nodes)
-			nodes = c->peers.peer[i].node + 1;
-	out[0] = '\0';
-	for (n = 0; n < nodes && off < len - 100; n++) {
-		uint32_t cnt = 0, first = 0;
-
-		for (j = 0; j < c->world; j++)
-			if (c->peers.peer[j].node == n) {
-				if (cnt++ == 0)
-					first = j;
-			}
-		off += (size_t)snprintf(out + off, len - off, "%s%s: %u rank%s from %u",
-					off ? ", " : "", c->peers.peer[first].host, cnt,
-					cnt == 1 ? "" : "s", first);
-	}
-}
-
-static int nodes_in(const struct de_check *c)
-{
-	uint32_t i, m = 0;
-
-	for (i = 0; i < c->world; i++)
-		if (c->peers.peer[i].node + 1 > m)
-			m = c->peers.peer[i].node + 1;
-	return (int)m;
+	return de_fail_set(f, DE_D_INTERNAL, "no backend for --backend=%s", wanted_name(c->o.backend));
 }
 
 /* One collective: fills, reduces, verifies. Returns #wrong, or -1. */
@@ -503,32 +445,21 @@ static long run_collective(struct de_check *c, void *buf, size_t count,
 	for (i = 0; i < warmup + iters; i++) {
 		double us = 0;
 
-		de_fill_input(t, buf, count, c->rank);
-#ifdef HAVE_NCCL
-		if (c->backend == DE_BACKEND_NCCL) {
-			if (de_nccl_allreduce(c, buf, count, t, 1, &us, f))
-				return -1;
-		} else
-#endif
-		{
-			int64_t a = de_now_us();
-
-			if (de_ring_allreduce(c, buf, count, t, f))
-				return -1;
-			us = (double)(de_now_us() - a);
-		}
+		de_fill_input(t, buf, count, c->id.rank);
+		if (c->be->allreduce(c, buf, count, t, &us, f))
+			return -1;
 		if (i >= warmup)
 			total += us;
 	}
 	*usec = iters > 0 ? total / iters : 0;
-	return (long)de_verify_sum(t, buf, count, c->world);
+	return (long)de_verify_sum(t, buf, count, c->id.world);
 }
 
 static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 {
 	enum de_dtype t = c->o.dtype;
 	void *buf = malloc(count ? count * de_dtype_size(t) : 1);
-	char line[512], ranges[1024];
+	char line[512];
 	double us = 0, got, want;
 	long wrong;
 
@@ -541,38 +472,14 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 		return de_rdv_report_failure(c, f);
 	}
 	got = count ? de_value_at(t, buf, 0) : 0;
-	want = count ? de_expected(0, c->world) : 0;
+	want = count ? de_expected(0, c->id.world) : 0;
 	free(buf);
-	snprintf(line, sizeof(line),
-		 "[rank %u/%u] node=%s local_rank=%u/%u device=%s backend=%s allreduce=%.17g (expected %.17g) %s",
-		 c->rank, c->world, c->host, c->local_rank, c->local_world, c->device,
-		 backend_name(c->backend), got, want, wrong == 0 ? "OK" : "WRONG");
-	if (c->o.json)
-		printf("{\"rank\":%u,\"world\":%u,\"node\":\"%s\",\"local_rank\":%u,"
-		       "\"local_world_size\":%u,\"device\":\"%s\",\"backend\":\"%s\","
-		       "\"dtype\":\"%s\",\"count\":%zu,\"allreduce\":%.17g,\"expected\":%.17g,"
-		       "\"wrong\":%ld,\"interface\":\"%s\",\"rendezvous_ms\":%.0f,\"ok\":%s}\n",
-		       c->rank, c->world, c->host, c->local_rank, c->local_world, c->device,
-		       backend_name(c->backend), de_dtype_name(t), count, got, want, wrong,
-		       c->iface, c->rdv_ms, wrong == 0 ? "true" : "false");
-	else if (!c->o.quiet || wrong)
-		printf("%s\n", line);
-	fflush(stdout);
+	de_report_rank(c, count, got, want, wrong, line, sizeof(line));
 	if (de_rdv_phase(c, wrong ? DE_D_WRONG_RESULT : DE_OK, (uint64_t)wrong,
 			 wrong ? line : "", NULL, 0, f))
 		return -1;
-	if (c->rank == 0 && !c->o.json) {
-		struct rusage ru;
-
-		getrusage(RUSAGE_SELF, &ru);
-		rank_ranges(c, ranges, sizeof(ranges));
-		printf("distenv-check: PASS: %u rank%s on %d node%s (%s); data interface %s (%s); "
-		       "rendezvous %.0f ms (authentication: %s); allreduce of %zu %s verified on every rank; "
-		       "rank 0 peak RSS %ld KiB\n",
-		       c->world, c->world == 1 ? "" : "s", nodes_in(c), nodes_in(c) == 1 ? "" : "s", ranges, c->iface,
-		       c->iface_how, c->rdv_ms, de_auth_name(c), count, de_dtype_name(t),
-		       ru.ru_maxrss);
-	}
+	if (c->id.rank == 0)
+		de_report_pass(c, count);
 	return 0;
 }
 
@@ -605,11 +512,11 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory for %zu bytes", c->o.max_bytes);
 	for (bytes = c->o.min_bytes; bytes <= c->o.max_bytes; bytes = bytes ? bytes * 2 : esz) {
 		size_t count = bytes / esz;
-		double us = 0, algbw, busbw;
+		double us = 0;
 		long wrong;
 		char text[128];
 
-		if (c->rank == 0 && !c->o.quiet && bytes >= (16u << 20))
+		if (c->id.rank == 0 && !c->o.quiet && bytes >= (16u << 20))
 			fprintf(stderr, "distenv-check: bench %zu bytes...\n", bytes);
 		wrong = run_collective(c, buf, count, c->o.iters, c->o.warmup, &us, f);
 		if (wrong < 0) {
@@ -622,20 +529,8 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 			free(buf);
 			return -1;
 		}
-		if (c->rank == 0) {
-			if (!printed++) {
-				printf("# distenv-check --bench: %u ranks, %d node%s, backend %s, %s, %d iters (+%d warm-up)\n",
-				       c->world, nodes_in(c), nodes_in(c) == 1 ? "" : "s", backend_name(c->backend),
-				       de_dtype_name(t), c->o.iters, c->o.warmup);
-				printf("%12s %12s %8s %6s %12s %12s %12s %8s\n", "size", "count",
-				       "type", "redop", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
-			}
-			algbw = us > 0 ? (double)(count * esz) / us / 1e3 : 0;
-			busbw = algbw * 2.0 * (c->world - 1) / c->world;
-			printf("%12zu %12zu %8s %6s %12.1f %12.3f %12.3f %8ld\n", count * esz,
-			       count, de_dtype_name(t), "sum", us, algbw, busbw, wrong);
-			fflush(stdout);
-		}
+		if (c->id.rank == 0)
+			de_report_bench_row(c, !printed++, count, us, wrong);
 		if (bytes == 0 && esz == 0)
 			break;
 	}
@@ -653,13 +548,35 @@ static int count_sizes(const struct de_check *c)
 	return n;
 }
 
+/* Rendezvous, probe, connect, collective(s): the run after the setup. */
+static int run(struct de_check *c, size_t count, struct de_fail *f)
+{
+	char report[2048];
+
+	if (c->id.rank == 0) {
+		expect_hosts(c);
+		if ((c->be->root_prepare != NULL && c->be->root_prepare(c, f)) ||
+		    de_auth_session_new(&c->auth, f) || de_rdv_server_start(c, f))
+			return -1;
+	}
+	if (de_acceptor_start(c, f) || de_rdv_join(c, f))
+		return -1;
+	/* Phase 0: every pair of nodes, both directions, as NCCL/gloo will. */
+	if (de_probe_nodes(c, f, report, sizeof(report)) != 0)
+		return de_rdv_report_failure(c, f);
+	if (de_rdv_phase(c, DE_OK, 0, "", NULL, 0, f))
+		return -1;
+	if (c->be->init(c, f))
+		return de_rdv_report_failure(c, f);
+	return c->o.bench ? bench_mode(c, f) : check_mode(c, count, f);
+}
+
 int main(int argc, char **argv)
 {
 	struct de_check c;
 	struct de_fail f;
 	struct de_err e;
 	size_t count;
-	char report[2048];
 	int rc = 1;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -675,83 +592,44 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&c, 0, sizeof(c));
 	memset(&f, 0, sizeof(f));
-	c.rdv_fd = c.data_fd = c.left_fd = c.right_fd = -1;
+	c.net.rdv_fd = c.net.data_fd = c.ring.left_fd = c.ring.right_fd = -1;
 	if (parse_opts(&c, argc, argv, &count, &e)) {
 		fprintf(stderr, "distenv-check: %s\n", e.msg);
 		return 2;
 	}
-	if (read_env(&c, &f) || de_dtype_world_ok(c.o.dtype, c.world, &e) < 0 ||
-	    de_auth_init(&c, c.o.insecure, &f) || choose_backend(&c, &f) || preflight(&c, &f)) {
+	if (read_env(&c, &f) || de_dtype_world_ok(c.o.dtype, c.id.world, &e) < 0 ||
+	    de_auth_init(&c.auth, c.id.token, c.id.rank, c.o.insecure, &f) ||
+	    choose_backend(&c, &f) || preflight(&c, &f)) {
 		if (f.diag == DE_OK)
 			de_fail_set(&f, DE_D_USAGE, "%s", e.msg);
-		print_fail(&c, &f);
+		de_report_fail(&c, &f);
 		return f.diag == DE_D_USAGE ? 2 : 1;
 	}
 	c.nphases = 1 + (c.o.bench ? count_sizes(&c) : 1);
-	snprintf(c.params, sizeof(c.params), "%s %s count=%zu sizes=%zu:%zu iters=%d warmup=%d",
+	snprintf(c.id.params, sizeof(c.id.params), "%s %s count=%zu sizes=%zu:%zu iters=%d warmup=%d",
 		 c.o.bench ? "bench" : "check", de_dtype_name(c.o.dtype),
 		 c.o.bench ? 0 : count, c.o.bench ? c.o.min_bytes : 0,
 		 c.o.bench ? c.o.max_bytes : 0, c.o.bench ? c.o.iters : 0,
 		 c.o.bench ? c.o.warmup : 0);
-	if (c.rank == 0) {
-		expect_hosts(&c);
-#ifdef HAVE_NCCL
-		if (c.backend == DE_BACKEND_NCCL) {
-			if (de_nccl_unique_id(c.peers.nccl_id, &f))
-				goto out;
-			c.peers.nccl_id_len = DE_NCCL_ID_BYTES;
-		}
-#endif
-		if (de_auth_session_new(&c, &f) || de_rdv_server_start(&c, &f))
-			goto out;
-	}
-	if (de_acceptor_start(&c, &f) || de_rdv_join(&c, &f))
-		goto out;
-	/* Phase 0: every pair of nodes, both directions, as NCCL/gloo will. */
-	if (de_probe_nodes(&c, &f, report, sizeof(report)) != 0) {
-		de_rdv_report_failure(&c, &f);
-		goto out;
-	}
-	if (de_rdv_phase(&c, DE_OK, 0, "", NULL, 0, &f))
-		goto out;
-#ifdef HAVE_NCCL
-	if (c.backend == DE_BACKEND_NCCL) {
-		if (de_nccl_init(&c, &f)) {
-			de_rdv_report_failure(&c, &f);
-			goto out;
-		}
-	} else
-#endif
-	if (de_ring_connect(&c, &f)) {
-		de_rdv_report_failure(&c, &f);
-		goto out;
-	}
-	if (c.o.bench ? bench_mode(&c, &f) : check_mode(&c, count, &f))
-		goto out;
-	rc = 0;
-out:
+	rc = run(&c, count, &f) ? 1 : 0;
 	if (rc != 0)
-		print_fail(&c, &f);
-	de_ring_close(&c);
-#ifdef HAVE_NCCL
-	if (c.backend == DE_BACKEND_NCCL)
-		de_nccl_fini(&c);
-#endif
-	if (c.rdv_fd >= 0)
-		close(c.rdv_fd);
+		de_report_fail(&c, &f);
+	c.be->fini(&c);
+	if (c.net.rdv_fd >= 0)
+		close(c.net.rdv_fd);
 	de_acceptor_stop(&c);
-	if (c.rank == 0)
+	if (c.id.rank == 0)
 		de_rdv_server_stop();
-	de_rbuf_free(&c.rdv_rb);
+	de_rbuf_free(&c.net.rdv_rb);
 	de_peers_free(&c.peers);
-	if (c.expect_host) {
+	if (c.id.expect_host) {
 		uint32_t i;
 
-		for (i = 0; i < c.world; i++)
-			free(c.expect_host[i]);
-		free(c.expect_host);
+		for (i = 0; i < c.id.world; i++)
+			free(c.id.expect_host[i]);
+		free(c.id.expect_host);
 	}
-	if (c.data_fd >= 0)
-		close(c.data_fd);
+	if (c.net.data_fd >= 0)
+		close(c.net.data_fd);
 	return rc;
 }

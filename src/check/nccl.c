@@ -26,8 +26,9 @@
 #error "the NCCL backend needs NCCL 2.14 or later (nonblocking communicators, ncclCommFinalize)"
 #endif
 
+#include "backend.h"
 #include "check.h"
-#include "nccl_backend.h"
+#include "rendezvous.h"
 
 _Static_assert(sizeof(ncclUniqueId) == DE_NCCL_ID_BYTES,
 	       "DE_NCCL_ID_BYTES must match NCCL_UNIQUE_ID_BYTES");
@@ -138,7 +139,7 @@ static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
 			return WAIT_DEADLINE;
 		if (now >= next_rdv) {
 			next_rdv = now + RDV_POLL_MS;
-			if (c->rdv_fd >= 0 && de_rdv_poll_abort(c, f)) {
+			if (c->net.rdv_fd >= 0 && de_rdv_poll_abort(c, f)) {
 				s_clean = 0;
 				return WAIT_FAILED;
 			}
@@ -149,85 +150,87 @@ static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
 	}
 }
 
-int de_nccl_device_count(char *why, size_t why_len)
+/* Visible GPUs, 0 when none or no driver (then why says so). */
+static int device_count(struct de_err *why)
 {
 	cudaError_t e;
 	int n = 0;
-	char dummy[1];
 
-	if (why == NULL || why_len == 0) {
-		why = dummy;
-		why_len = sizeof(dummy);
-	}
-	why[0] = '\0';
 	e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess) {
 		(void)cudaGetLastError(); /* not sticky, but leave nothing behind */
-		snprintf(why, why_len, "cudaGetDeviceCount: %s (%s%s), CUDA_VISIBLE_DEVICES=%s",
-			 cudaGetErrorString(e), cudaGetErrorName(e),
-			 e == cudaErrorInsufficientDriver ?
-			 ": no NVIDIA driver loaded on this node, or one older than this CUDA runtime" :
-			 "", visible_devices());
+		de_errf(why, "cudaGetDeviceCount: %s (%s%s), CUDA_VISIBLE_DEVICES=%s",
+			cudaGetErrorString(e), cudaGetErrorName(e),
+			e == cudaErrorInsufficientDriver ?
+			": no NVIDIA driver loaded on this node, or one older than this CUDA runtime" :
+			"", visible_devices());
 		return 0;
 	}
 	if (n <= 0) {
-		snprintf(why, why_len, "no CUDA device visible (CUDA_VISIBLE_DEVICES=%s)",
-			 visible_devices());
+		de_errf(why, "no CUDA device visible (CUDA_VISIBLE_DEVICES=%s)", visible_devices());
 		return 0;
 	}
 	return n;
 }
 
-int de_nccl_select(struct de_check *c, struct de_fail *f)
+static int nccl_usable(struct de_err *why)
 {
-	char why[512];
-	int n = de_nccl_device_count(why, sizeof(why));
+	return device_count(why) > 0;
+}
+
+/* cudaSetDevice(LOCAL_RANK) after checking it against the visible count. */
+static int nccl_select(struct de_check *c, struct de_fail *f)
+{
+	struct de_err why;
+	int n = device_count(&why);
 	cudaError_t e;
 
 	if (n <= 0)
-		return de_fail_set(f, DE_D_GPU, "no GPU is visible: %s", why);
-	if (c->local_rank >= (uint32_t)n) {
+		return de_fail_set(f, DE_D_GPU, "--backend=nccl but no GPU is visible: %s", why.msg);
+	if (c->id.local_rank >= (uint32_t)n) {
 		/* main.c guarantees LOCAL_RANK < LOCAL_WORLD_SIZE, so here
 		 * more tasks share this node than it shows GPUs. */
-		if (n == 1 && c->local_world > 1)
+		if (n == 1 && c->id.local_world > 1)
 			return de_fail_set(f, DE_D_GPU,
 					   "LOCAL_RANK=%u but only 1 visible GPU (CUDA_VISIBLE_DEVICES=%s): "
 					   "one GPU per task (--gpus-per-task=1 or Slurm's GPU binding)? "
 					   "then each of the %u tasks on this node sees its own GPU as device 0: "
 					   "use device 0, not cuda:LOCAL_RANK; device chosen by RANK? that fails on every node but the first",
-					   c->local_rank, visible_devices(), c->local_world);
+					   c->id.local_rank, visible_devices(), c->id.local_world);
 		return de_fail_set(f, DE_D_GPU,
 				   "LOCAL_RANK=%u but only %d visible GPU%s (CUDA_VISIBLE_DEVICES=%s): "
 				   "%u tasks on this node share %d GPU%s; NCCL needs one GPU per rank: "
 				   "ask for --gpus-per-node=%u or fewer tasks per node; device chosen by RANK? use LOCAL_RANK",
-				   c->local_rank, n, n == 1 ? "" : "s", visible_devices(),
-				   c->local_world, n, n == 1 ? "" : "s", c->local_world);
+				   c->id.local_rank, n, n == 1 ? "" : "s", visible_devices(),
+				   c->id.local_world, n, n == 1 ? "" : "s", c->id.local_world);
 	}
-	e = cudaSetDevice((int)c->local_rank);
+	e = cudaSetDevice((int)c->id.local_rank);
 	if (e != cudaSuccess)
 		return de_fail_set(f, DE_D_GPU,
 				   "cudaSetDevice(%u) (LOCAL_RANK, CUDA_VISIBLE_DEVICES=%s): %s (%s)",
-				   c->local_rank, visible_devices(), cudaGetErrorString(e),
+				   c->id.local_rank, visible_devices(), cudaGetErrorString(e),
 				   cudaGetErrorName(e));
-	s_dev = (int)c->local_rank;
+	s_dev = (int)c->id.local_rank;
 	snprintf(c->device, sizeof(c->device), "cuda:%d", s_dev);
 	return 0;
 }
 
-int de_nccl_unique_id(uint8_t id[DE_NCCL_ID_BYTES], struct de_fail *f)
+/* Rank 0: a fresh ncclUniqueId for the peer table. */
+static int nccl_root_prepare(struct de_check *c, struct de_fail *f)
 {
 	ncclUniqueId uid;
 	ncclResult_t r = ncclGetUniqueId(&uid);
 
 	if (r != ncclSuccess)
 		return nccl_fail(f, "ncclGetUniqueId", r);
-	memcpy(id, uid.internal, DE_NCCL_ID_BYTES);
+	memcpy(c->peers.nccl_id, uid.internal, DE_NCCL_ID_BYTES);
+	c->peers.nccl_id_len = DE_NCCL_ID_BYTES;
 	return 0;
 }
 
 /* Names the likely cause when init does not finish: a rank that never
  * called it, or NCCL's bootstrap on an interface the others cannot reach
- * (the probe phase proved c->iface works). */
+ * (the probe phase proved c->net.iface works). */
 static int init_timeout(struct de_check *c, struct de_fail *f)
 {
 	const char *ifn = getenv("NCCL_SOCKET_IFNAME");
@@ -238,15 +241,16 @@ static int init_timeout(struct de_check *c, struct de_fail *f)
 	else
 		snprintf(hint, sizeof(hint),
 			 "if NCCL picks another interface, try NCCL_SOCKET_IFNAME=%s (the one the probe used)",
-			 c->iface[0] ? c->iface : "<iface>");
+			 c->net.iface[0] ? c->net.iface : "<iface>");
 	return de_fail_set(f, DE_D_TIMEOUT,
 			   "NCCL init (ncclCommInitRankConfig, %u ranks) did not complete within %d s: "
 			   "a rank never joined or NCCL cannot connect between nodes; %s; "
 			   "rerun with NCCL_DEBUG=INFO",
-			   c->world, c->o.timeout_s, hint);
+			   c->id.world, c->o.timeout_s, hint);
 }
 
-int de_nccl_init(struct de_check *c, struct de_fail *f)
+/* ncclCommInitRank with the id from c->peers, bounded by the timeout. */
+static int nccl_init(struct de_check *c, struct de_fail *f)
 {
 	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
 	ncclUniqueId uid;
@@ -260,8 +264,8 @@ int de_nccl_init(struct de_check *c, struct de_fail *f)
 		return de_fail_set(f, DE_D_INTERNAL,
 				   "rank 0's peer table carries no NCCL id (%u bytes)",
 				   (unsigned)c->peers.nccl_id_len);
-	if (c->world > INT32_MAX)
-		return de_fail_set(f, DE_D_INTERNAL, "WORLD_SIZE=%u is too large for NCCL", c->world);
+	if (c->id.world > INT32_MAX)
+		return de_fail_set(f, DE_D_INTERNAL, "WORLD_SIZE=%u is too large for NCCL", c->id.world);
 	if (s_dev < 0)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL init before a device was selected");
 	e = cudaSetDevice(s_dev);
@@ -290,7 +294,7 @@ int de_nccl_init(struct de_check *c, struct de_fail *f)
 	cfg.commName = "distenv-check"; /* names it in NCCL_DEBUG output */
 #endif
 	s_clean = 1;
-	r = ncclCommInitRankConfig(&s_comm, (int)c->world, uid, (int)c->rank, &cfg);
+	r = ncclCommInitRankConfig(&s_comm, (int)c->id.world, uid, (int)c->id.rank, &cfg);
 	if (r != ncclSuccess && r != ncclInProgress) {
 		nccl_fail(f, "ncclCommInitRankConfig", r);
 		comm_abort();
@@ -317,7 +321,7 @@ int de_nccl_init(struct de_check *c, struct de_fail *f)
 			de_fail_set(f, DE_D_GPU,
 				    "two ranks of this job use the same GPU (LOCAL_RANK=%u, CUDA_VISIBLE_DEVICES=%s): "
 				    "NCCL needs one GPU per rank; %s",
-				    c->local_rank, visible_devices(), msg);
+				    c->id.local_rank, visible_devices(), msg);
 		}
 		comm_abort();
 		return -1;
@@ -388,16 +392,17 @@ static int wait_allreduce(struct de_check *c, enum wait_for what, size_t bytes,
 	}
 }
 
-int de_nccl_allreduce(struct de_check *c, void *buf, size_t count,
-		      enum de_dtype t, int iters, double *usec,
-		      struct de_fail *f)
+/* Sum-allreduce of a host buffer, copied to the GPU and back; *usec is
+ * the collective alone (CUDA events around it). */
+static int nccl_allreduce(struct de_check *c, void *buf, size_t count,
+			  enum de_dtype t, double *usec, struct de_fail *f)
 {
 	ncclDataType_t nt;
 	size_t esz = de_dtype_size(t), bytes;
-	double total = 0;
 	cudaError_t e;
 	ncclResult_t r;
-	int i;
+	float ms = 0;
+	int64_t deadline;
 
 	*usec = 0;
 	if (s_comm == NULL)
@@ -407,48 +412,38 @@ int de_nccl_allreduce(struct de_check *c, void *buf, size_t count,
 	if (count > SIZE_MAX / esz)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL allreduce: %zu elements overflow", count);
 	bytes = count * esz;
-	if (iters < 1)
-		iters = 1;
 	if (ensure_buffer(bytes, f))
 		return -1;
-	for (i = 0; i < iters; i++) {
-		int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
-		float ms = 0;
-
-		/* Every iteration reduces the same input: the host buffer
-		 * is not touched until the copy back. */
-		if (bytes > 0) {
-			e = cudaMemcpyAsync(s_dbuf, buf, bytes, cudaMemcpyHostToDevice, s_stream);
-			if (e != cudaSuccess)
-				return cuda_fail(f, "cudaMemcpyAsync (host to device)", e);
-		}
-		e = cudaEventRecord(s_ev_start, s_stream);
-		if (e != cudaSuccess)
-			return cuda_fail(f, "cudaEventRecord", e);
-		r = ncclAllReduce(s_dbuf, s_dbuf, count, nt, ncclSum, s_comm, s_stream);
-		if (r != ncclSuccess && r != ncclInProgress) {
-			nccl_fail(f, "ncclAllReduce", r);
-			comm_abort();
-			return -1;
-		}
-		/* Nonblocking: nothing more goes on the stream until NCCL has
-		 * enqueued the collective. */
-		if (r == ncclInProgress && wait_allreduce(c, WAIT_COMM, bytes, deadline, f))
-			return -1;
-		e = cudaEventRecord(s_ev_stop, s_stream);
-		if (e != cudaSuccess)
-			return cuda_fail(f, "cudaEventRecord", e);
-		if (wait_allreduce(c, WAIT_EVENT, bytes, deadline, f))
-			return -1;
-		s_calls++;
-		e = cudaEventElapsedTime(&ms, s_ev_start, s_ev_stop);
-		if (e != cudaSuccess)
-			return cuda_fail(f, "cudaEventElapsedTime", e);
-		total += (double)ms * 1000.0;
-	}
+	deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
 	if (bytes > 0) {
-		int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
-
+		e = cudaMemcpyAsync(s_dbuf, buf, bytes, cudaMemcpyHostToDevice, s_stream);
+		if (e != cudaSuccess)
+			return cuda_fail(f, "cudaMemcpyAsync (host to device)", e);
+	}
+	e = cudaEventRecord(s_ev_start, s_stream);
+	if (e != cudaSuccess)
+		return cuda_fail(f, "cudaEventRecord", e);
+	r = ncclAllReduce(s_dbuf, s_dbuf, count, nt, ncclSum, s_comm, s_stream);
+	if (r != ncclSuccess && r != ncclInProgress) {
+		nccl_fail(f, "ncclAllReduce", r);
+		comm_abort();
+		return -1;
+	}
+	/* Nonblocking: nothing more goes on the stream until NCCL has
+	 * enqueued the collective. */
+	if (r == ncclInProgress && wait_allreduce(c, WAIT_COMM, bytes, deadline, f))
+		return -1;
+	e = cudaEventRecord(s_ev_stop, s_stream);
+	if (e != cudaSuccess)
+		return cuda_fail(f, "cudaEventRecord", e);
+	if (wait_allreduce(c, WAIT_EVENT, bytes, deadline, f))
+		return -1;
+	s_calls++;
+	e = cudaEventElapsedTime(&ms, s_ev_start, s_ev_stop);
+	if (e != cudaSuccess)
+		return cuda_fail(f, "cudaEventElapsedTime", e);
+	if (bytes > 0) {
+		deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
 		e = cudaMemcpyAsync(buf, s_dbuf, bytes, cudaMemcpyDeviceToHost, s_stream);
 		if (e != cudaSuccess)
 			return cuda_fail(f, "cudaMemcpyAsync (device to host)", e);
@@ -466,11 +461,11 @@ int de_nccl_allreduce(struct de_check *c, void *buf, size_t count,
 			return -1;
 		}
 	}
-	*usec = total / iters;
+	*usec = (double)ms * 1000.0;
 	return 0;
 }
 
-void de_nccl_fini(struct de_check *c)
+static void nccl_fini(struct de_check *c)
 {
 	if (s_comm != NULL && s_clean) {
 		/* Finalize needs every rank; one that is gone must not keep
@@ -503,3 +498,14 @@ void de_nccl_fini(struct de_check *c)
 	s_calls = 0;
 	s_clean = 0;
 }
+
+const struct de_backend_ops de_nccl_backend = {
+	.name = "nccl",
+	.id = DE_BACKEND_NCCL,
+	.usable = nccl_usable,
+	.select = nccl_select,
+	.root_prepare = nccl_root_prepare,
+	.init = nccl_init,
+	.allreduce = nccl_allreduce,
+	.fini = nccl_fini,
+};

@@ -17,7 +17,10 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "backend.h"
 #include "check.h"
+#include "rendezvous.h"
+#include "socket.h"
 
 #define PURPOSE_PROBE 1
 #define PURPOSE_RING 2
@@ -41,19 +44,7 @@ static const char *host_of(const struct de_check *c, uint32_t r)
 	return c->peers.peer != NULL ? c->peers.peer[r].host : "?";
 }
 
-static void data_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void data_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "distenv-check: data port: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-}
-
-/* Waits on c->cv (c->mu held) for at most ms < 1000 milliseconds: the
+/* Waits on c->ring.cv (c->ring.mu held) for at most ms < 1000 milliseconds: the
  * callers loop on their condition and their own deadline. */
 static void cv_wait_ms(struct de_check *c, long ms)
 {
@@ -65,7 +56,7 @@ static void cv_wait_ms(struct de_check *c, long ms)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000;
 	}
-	pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+	pthread_cond_timedwait(&c->ring.cv, &c->ring.mu, &ts);
 }
 
 /* A DATA frame; with a challenge, it carries the proof of the session key. */
@@ -78,11 +69,11 @@ static int send_data(struct de_check *c, int fd, uint8_t purpose,
 	int rc;
 
 	memset(&d, 0, sizeof(d));
-	snprintf(d.token, sizeof(d.token), "%s", c->token);
-	d.rank = c->rank;
+	snprintf(d.token, sizeof(d.token), "%s", c->id.token);
+	d.rank = c->id.rank;
 	d.purpose = purpose;
 	if (challenge != NULL)
-		de_auth_data_mac(c, challenge, c->rank, purpose, d.mac);
+		de_auth_data_mac(&c->auth, challenge, c->id.rank, purpose, d.mac);
 	rc = de_enc_data_hello(&b, &d, &e);
 	if (rc == 0)
 		rc = de_send_all(fd, b.data, b.len, deadline);
@@ -155,20 +146,20 @@ static void accept_one(struct de_check *c, int fd, const char *from)
 	if (send_challenge(fd, challenge, deadline) ||
 	    recv_one_frame(fd, frame, sizeof(frame), &len, deadline, &e) ||
 	    de_dec_data_hello(frame, len, &d, &e)) {
-		data_log("rejected %s: %s", from, e.msg);
+		de_log("data port", "rejected %s: %s", from, e.msg);
 		goto drop;
 	}
-	if (strcmp(d.token, c->token) != 0 || d.rank >= c->world) {
-		data_log("rejected %s: not a rank of this job", from);
+	if (strcmp(d.token, c->id.token) != 0 || d.rank >= c->id.world) {
+		de_log("data port", "rejected %s: not a rank of this job", from);
 		goto drop;
 	}
 	/* A peer may call before our own peer table (and key) arrived. */
-	pthread_mutex_lock(&c->mu);
-	while (!c->have_session && !c->stop && de_now_ms() < deadline)
+	pthread_mutex_lock(&c->ring.mu);
+	while (!c->auth.have_session && !c->ring.stop && de_now_ms() < deadline)
 		cv_wait_ms(c, 20);
-	pthread_mutex_unlock(&c->mu);
-	if (de_auth_data_check(c, challenge, d.rank, d.purpose, d.mac)) {
-		data_log("rejected %s (claims rank %u): no proof of this job's session key",
+	pthread_mutex_unlock(&c->ring.mu);
+	if (de_auth_data_check(&c->auth, challenge, d.rank, d.purpose, d.mac)) {
+		de_log("data port", "rejected %s (claims rank %u): no proof of this job's session key",
 			 from, d.rank);
 		goto drop;
 	}
@@ -178,17 +169,17 @@ static void accept_one(struct de_check *c, int fd, const char *from)
 		return;
 	}
 	if (d.purpose == PURPOSE_RING) {
-		pthread_mutex_lock(&c->mu);
-		if (c->left_fd < 0 && d.rank == (c->rank + c->world - 1) % c->world) {
-			c->left_fd = fd;
-			c->left_rank = d.rank;
+		pthread_mutex_lock(&c->ring.mu);
+		if (c->ring.left_fd < 0 && d.rank == (c->id.rank + c->id.world - 1) % c->id.world) {
+			c->ring.left_fd = fd;
+			c->ring.left_rank = d.rank;
 			fd = -1;
-			pthread_cond_broadcast(&c->cv);
+			pthread_cond_broadcast(&c->ring.cv);
 		}
-		pthread_mutex_unlock(&c->mu);
+		pthread_mutex_unlock(&c->ring.mu);
 		if (fd < 0)
 			return;
-		data_log("rejected ring connection from rank %u (%s): not our left neighbour",
+		de_log("data port", "rejected ring connection from rank %u (%s): not our left neighbour",
 			 d.rank, from);
 	}
 drop:
@@ -198,9 +189,9 @@ drop:
 static void *acceptor_main(void *arg)
 {
 	struct de_check *c = arg;
-	struct pollfd p = { .fd = c->data_fd, .events = POLLIN };
+	struct pollfd p = { .fd = c->net.data_fd, .events = POLLIN };
 
-	while (!c->stop) {
+	while (!c->ring.stop) {
 		struct de_addr a;
 		char from[80];
 		int fd;
@@ -208,7 +199,7 @@ static void *acceptor_main(void *arg)
 		if (poll(&p, 1, 100) <= 0)
 			continue;
 		a.len = sizeof(a.ss);
-		fd = accept4(c->data_fd, (struct sockaddr *)&a.ss, &a.len, SOCK_CLOEXEC);
+		fd = accept4(c->net.data_fd, (struct sockaddr *)&a.ss, &a.len, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
 		de_addr_str(&a, from, sizeof(from));
@@ -219,24 +210,24 @@ static void *acceptor_main(void *arg)
 
 int de_acceptor_start(struct de_check *c, struct de_fail *f)
 {
-	c->left_fd = -1;
-	c->right_fd = -1;
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cv, NULL);
-	de_set_nonblock(c->data_fd, 1);
-	if (pthread_create(&c->acceptor, NULL, acceptor_main, c) != 0)
+	c->ring.left_fd = -1;
+	c->ring.right_fd = -1;
+	pthread_mutex_init(&c->ring.mu, NULL);
+	pthread_cond_init(&c->ring.cv, NULL);
+	de_set_nonblock(c->net.data_fd, 1);
+	if (pthread_create(&c->ring.acceptor, NULL, acceptor_main, c) != 0)
 		return de_fail_set(f, DE_D_INTERNAL, "cannot start the acceptor thread");
-	c->acceptor_running = 1;
+	c->ring.acceptor_running = 1;
 	return 0;
 }
 
 void de_acceptor_stop(struct de_check *c)
 {
-	if (!c->acceptor_running)
+	if (!c->ring.acceptor_running)
 		return;
-	c->stop = 1;
-	pthread_join(c->acceptor, NULL);
-	c->acceptor_running = 0;
+	c->ring.stop = 1;
+	pthread_join(c->ring.acceptor, NULL);
+	c->ring.acceptor_running = 0;
 }
 
 /* ---------------------------------------------------------------- */
@@ -253,7 +244,7 @@ struct target {
 int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 		   size_t len)
 {
-	uint32_t n = c->world, i, j, ntgt = 0, mynode = c->peers.peer[c->rank].node;
+	uint32_t n = c->id.world, i, j, ntgt = 0, mynode = c->peers.peer[c->id.rank].node;
 	int64_t deadline = de_now_ms() + (c->o.timeout_s * 1000 / 2 > 2000
 						  ? c->o.timeout_s * 1000 / 2 : 2000);
 	struct target *t;
@@ -263,7 +254,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 
 	report[0] = '\0';
 	/* One prober per node: its lowest rank. */
-	for (i = 0; i < c->rank; i++)
+	for (i = 0; i < c->id.rank; i++)
 		if (c->peers.peer[i].node == mynode)
 			return 0;
 	t = calloc(n, sizeof(*t));
@@ -397,10 +388,10 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 
 /* ---------------------------------------------------------------- */
 
-int de_ring_connect(struct de_check *c, struct de_fail *f)
+static int ring_connect(struct de_check *c, struct de_fail *f)
 {
-	uint32_t right = (c->rank + 1) % c->world;
-	uint32_t left = (c->rank + c->world - 1) % c->world;
+	uint32_t right = (c->id.rank + 1) % c->id.world;
+	uint32_t left = (c->id.rank + c->id.world - 1) % c->id.world;
 	const struct de_peer *p;
 	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
 	struct de_addr a;
@@ -408,15 +399,15 @@ int de_ring_connect(struct de_check *c, struct de_fail *f)
 	enum de_conn rc;
 	int err_no, fd;
 
-	if (c->world == 1)
+	if (c->id.world == 1)
 		return 0;
 	{
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-		c->own_cpu = cpus > 0 && c->local_world <= (unsigned long)cpus;
+		c->ring.own_cpu = cpus > 0 && c->id.local_world <= (unsigned long)cpus;
 	}
-	c->ring_tmp = malloc(CHUNK);
-	if (c->ring_tmp == NULL)
+	c->ring.tmp = malloc(CHUNK);
+	if (c->ring.tmp == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	p = &c->peers.peer[right];
 	if (de_resolve(p->addr, p->port, &a, &e))
@@ -441,31 +432,31 @@ int de_ring_connect(struct de_check *c, struct de_fail *f)
 	}
 	de_sock_tune(fd);
 	de_set_nonblock(fd, 1);
-	c->right_fd = fd;
-	pthread_mutex_lock(&c->mu);
-	while (c->left_fd < 0 && de_now_ms() < deadline)
+	c->ring.right_fd = fd;
+	pthread_mutex_lock(&c->ring.mu);
+	while (c->ring.left_fd < 0 && de_now_ms() < deadline)
 		cv_wait_ms(c, 100);
-	fd = c->left_fd;
-	pthread_mutex_unlock(&c->mu);
+	fd = c->ring.left_fd;
+	pthread_mutex_unlock(&c->ring.mu);
 	if (fd < 0)
 		return de_fail_set(f, DE_D_PEER_TIMEOUT,
 				   "rank %u on %s never connected to our data port (%s:%u) within %d s",
-				   left, host_of(c, left), c->peers.peer[c->rank].addr,
-				   c->peers.peer[c->rank].port, c->o.timeout_s);
+				   left, host_of(c, left), c->peers.peer[c->id.rank].addr,
+				   c->peers.peer[c->id.rank].port, c->o.timeout_s);
 	de_sock_tune(fd);
 	de_set_nonblock(fd, 1);
 	return 0;
 }
 
-void de_ring_close(struct de_check *c)
+static void ring_close(struct de_check *c)
 {
-	if (c->right_fd >= 0)
-		close(c->right_fd);
-	if (c->left_fd >= 0)
-		close(c->left_fd);
-	c->right_fd = c->left_fd = -1;
-	free(c->ring_tmp);
-	c->ring_tmp = NULL;
+	if (c->ring.right_fd >= 0)
+		close(c->ring.right_fd);
+	if (c->ring.left_fd >= 0)
+		close(c->ring.left_fd);
+	c->ring.right_fd = c->ring.left_fd = -1;
+	free(c->ring.tmp);
+	c->ring.tmp = NULL;
 }
 
 /* A ring stream (ring.h): a sequence of steps, each sending one span to
@@ -489,7 +480,7 @@ struct step {
 struct stream {
 	const struct step *step;
 	uint32_t steps;
-	uint8_t *tmp;       /* CHUNK bytes (c->ring_tmp), for reduce steps */
+	uint8_t *tmp;       /* CHUNK bytes (c->ring.tmp), for reduce steps */
 	enum de_dtype t;
 };
 
@@ -504,8 +495,8 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 	size_t stotal = 0, rtotal = 0, sent = 0, got = 0;
 	uint32_t si = 0, ri = 0, i;
 	int64_t idle = (int64_t)c->o.timeout_s * 1000, last = de_now_ms();
-	uint32_t right = (c->rank + 1) % c->world;
-	uint32_t left = (c->rank + c->world - 1) % c->world;
+	uint32_t right = (c->id.rank + 1) % c->id.world;
+	uint32_t left = (c->id.rank + c->id.world - 1) % c->id.world;
 	struct pollfd p[3];
 	int64_t spin_since = 0;
 
@@ -541,7 +532,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			break;
 		if (si < s->steps && ready > soff) {
 			size_t want = ready - soff > CHUNK ? CHUNK : ready - soff;
-			ssize_t k = send(c->right_fd, out->p + soff, want,
+			ssize_t k = send(c->ring.right_fd, out->p + soff, want,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
 
 			if (k > 0) {
@@ -562,7 +553,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 
 			if (reduce && want > CHUNK - fill)
 				want = CHUNK - fill;
-			k = recv(c->left_fd, reduce ? s->tmp + fill : in->p + roff, want, MSG_DONTWAIT);
+			k = recv(c->ring.left_fd, reduce ? s->tmp + fill : in->p + roff, want, MSG_DONTWAIT);
 			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
 				return de_fail_set(f, DE_D_PEER_LOST,
 						   "rank %u on %s lost mid-collective (%s after %zu of %zu bytes)",
@@ -597,17 +588,17 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			if (spin_since == 0)
 				spin_since = now;
 			if (now - spin_since < SPIN_US) {
-				if (!c->own_cpu || now - spin_since >= SPIN_PURE_US)
+				if (!c->ring.own_cpu || now - spin_since >= SPIN_PURE_US)
 					sched_yield();
 				continue;
 			}
 		}
 		spin_since = 0;
-		p[0].fd = si < s->steps && ready > soff ? c->right_fd : -1;
+		p[0].fd = si < s->steps && ready > soff ? c->ring.right_fd : -1;
 		p[0].events = POLLOUT;
-		p[1].fd = ri < s->steps ? c->left_fd : -1;
+		p[1].fd = ri < s->steps ? c->ring.left_fd : -1;
 		p[1].events = POLLIN;
-		p[2].fd = c->rdv_fd;
+		p[2].fd = c->net.rdv_fd;
 		p[2].events = POLLIN;
 		p[0].revents = p[1].revents = p[2].revents = 0;
 		if (poll(p, 3, 1000) < 0 && errno != EINTR)
@@ -636,7 +627,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 static int small_allreduce(struct de_check *c, uint8_t *buf, size_t count,
 			   enum de_dtype t, struct de_fail *f)
 {
-	uint32_t n = c->world, r = c->rank, i;
+	uint32_t n = c->id.world, r = c->id.rank, i;
 	size_t bytes = count * de_dtype_size(t);
 	uint8_t *all = malloc((size_t)n * bytes);
 	struct step step[SMALL_MAX_WORLD];
@@ -666,10 +657,10 @@ static int small_allreduce(struct de_check *c, uint8_t *buf, size_t count,
 	return 0;
 }
 
-int de_ring_allreduce(struct de_check *c, void *buf, size_t count,
-		      enum de_dtype t, struct de_fail *f)
+static int ring_allreduce(struct de_check *c, void *buf, size_t count,
+			  enum de_dtype t, struct de_fail *f)
 {
-	uint32_t n = c->world, r = c->rank, per = de_ring_stream_steps(n), i;
+	uint32_t n = c->id.world, r = c->id.rank, per = de_ring_stream_steps(n), i;
 	size_t esz = de_dtype_size(t), slices, k;
 	uint8_t *b = buf;
 	struct stream s = { NULL, 0, NULL, t };
@@ -684,7 +675,7 @@ int de_ring_allreduce(struct de_check *c, void *buf, size_t count,
 	if (slices > UINT32_MAX / per)
 		return de_fail_set(f, DE_D_INTERNAL, "%zu elements: too many ring steps", count);
 	s.steps = (uint32_t)slices * per;
-	s.tmp = c->ring_tmp;
+	s.tmp = c->ring.tmp;
 	step = calloc(s.steps, sizeof(*step));
 	if (step == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
@@ -711,3 +702,38 @@ int de_ring_allreduce(struct de_check *c, void *buf, size_t count,
 	free(step);
 	return rc;
 }
+
+static int socket_allreduce(struct de_check *c, void *buf, size_t count,
+			    enum de_dtype t, double *usec, struct de_fail *f)
+{
+	int64_t a = de_now_us();
+
+	if (ring_allreduce(c, buf, count, t, f))
+		return -1;
+	*usec = (double)(de_now_us() - a);
+	return 0;
+}
+
+static int socket_usable(struct de_err *why)
+{
+	(void)why;
+	return 1;
+}
+
+static int socket_select(struct de_check *c, struct de_fail *f)
+{
+	(void)f;
+	snprintf(c->device, sizeof(c->device), "cpu");
+	return 0;
+}
+
+const struct de_backend_ops de_socket_backend = {
+	.name = "socket",
+	.id = DE_BACKEND_SOCKET,
+	.usable = socket_usable,
+	.select = socket_select,
+	.root_prepare = NULL,
+	.init = ring_connect,
+	.allreduce = socket_allreduce,
+	.fini = ring_close,
+};

@@ -1,14 +1,13 @@
-/* Rendezvous: rank 0 serves MASTER_ADDR:MASTER_PORT from one thread with
- * one epoll loop (no thread per peer); every rank, rank 0 included, joins
- * as a client. The server validates the whole world before anyone gets
- * the peer table, then runs phases: every rank reports, rank 0 answers GO
- * or ABORT with one diagnosis for everybody. Anything on the port that is
- * not a rank of this job is turned away without disturbing the job. */
+/* The rank-0 rendezvous server: one thread, one epoll loop (no thread
+ * per peer) on MASTER_ADDR:MASTER_PORT. It validates the whole world
+ * before anyone gets the peer table, then runs phases: every rank reports,
+ * rank 0 answers GO or ABORT with one diagnosis for everybody. Anything on
+ * the port that is not a rank of this job is turned away without
+ * disturbing the job. */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 
 #include "auth.h"
 #include "check.h"
+#include "rendezvous.h"
 
 /* A connection that has not said HELLO within this long is dropped. */
 #define HELLO_GRACE_MS 5000
@@ -26,20 +26,6 @@
  * may be between connect and HELLO at the same time. */
 #define EXTRA_PENDING 256
 
-int de_fail_set(struct de_fail *f, enum de_diag d, const char *fmt, ...)
-{
-	va_list ap;
-
-	f->diag = d;
-	f->from_rank0 = 0;
-	va_start(ap, fmt);
-	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* ------------------------------------------------------------------ */
-/* server (rank 0)                                                     */
 
 struct conn {
 	int fd;
@@ -67,18 +53,6 @@ static struct {
 	struct conn *extra; /* a rejected claimant who should hear why too */
 	unsigned rejected;  /* connections refused for authentication */
 } S;
-
-static void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void srv_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "distenv-check: rank 0: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-}
 
 static void untrack(struct conn *k);
 static void track_pending(struct conn *k);
@@ -126,7 +100,7 @@ static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	for (i = 0; i < S.c->world; i++)
+	for (i = 0; i < S.c->id.world; i++)
 		if (S.byrank[i] != NULL)
 			send_text(S.byrank[i], DE_MSG_ABORT, d, about, text);
 	if (S.extra != NULL)
@@ -136,10 +110,10 @@ static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
 
 static const char *expected_where(uint32_t rank, char *buf, size_t len)
 {
-	if (S.c->expect_host != NULL && S.c->expect_host[rank] != NULL)
-		snprintf(buf, len, " (expected on %s)", S.c->expect_host[rank]);
-	else if (S.c->nodelist != NULL)
-		snprintf(buf, len, " (expected on one of %s)", S.c->nodelist);
+	if (S.c->id.expect_host != NULL && S.c->id.expect_host[rank] != NULL)
+		snprintf(buf, len, " (expected on %s)", S.c->id.expect_host[rank]);
+	else if (S.c->id.nodelist != NULL)
+		snprintf(buf, len, " (expected on one of %s)", S.c->id.nodelist);
 	else
 		buf[0] = '\0';
 	return buf;
@@ -151,7 +125,7 @@ static void abort_missing(void)
 	size_t off = 0;
 	uint32_t i, missing = 0;
 
-	for (i = 0; i < S.c->world; i++) {
+	for (i = 0; i < S.c->id.world; i++) {
 		if (S.byrank[i] != NULL)
 			continue;
 		missing++;
@@ -165,7 +139,7 @@ static void abort_missing(void)
 		snprintf(list + off, sizeof(list) - off, ", ...");
 	srv_abort(DE_D_MISSING_RANKS, 0,
 		  "%u of %u ranks never reached %s:%u within %d s: rank%s %s%s",
-		  missing, S.c->world, S.c->master, S.c->master_port,
+		  missing, S.c->id.world, S.c->id.master, S.c->id.master_port,
 		  S.c->o.timeout_s, missing > 1 ? "s" : "", list,
 		  S.rejected ? " (and connections were refused for authentication: see rank 0's log)" : "");
 }
@@ -179,7 +153,7 @@ static void send_peers(void)
 	int64_t dl = de_now_ms() + 10000;
 
 	memset(&p, 0, sizeof(p));
-	p.world = S.c->world;
+	p.world = S.c->id.world;
 	p.peer = calloc(p.world, sizeof(*p.peer));
 	if (p.peer == NULL) {
 		srv_abort(DE_D_INTERNAL, 0, "out of memory for the peer table");
@@ -215,14 +189,14 @@ static void send_peers(void)
 		struct de_buf rb = { 0 };
 		struct de_fail f;
 
-		if (de_auth_peers_make(S.c, b.data, b.len, i, S.byrank[i]->h.nonce,
+		if (de_auth_peers_make(&S.c->auth, b.data, b.len, i, S.byrank[i]->h.nonce,
 				       p.auth, sizeof(p.auth), &f)) {
 			srv_abort(f.diag, i, "%s", f.msg);
 			goto out;
 		}
 		if (de_enc_peers(&rb, &p, &e) == 0 &&
 		    de_send_all(S.byrank[i]->fd, rb.data, rb.len, dl))
-			srv_log("sending the peer table to rank %u: %s", i, strerror(errno));
+			de_log("rank 0", "sending the peer table to rank %u: %s", i, strerror(errno));
 		de_buf_free(&rb);
 	}
 out:
@@ -230,37 +204,55 @@ out:
 	free(p.peer);
 }
 
+/* Every rank runs rank 0's backend and collective, or the job is over:
+ * 1 (and aborted) if rank r, present with rank 0, differs. */
+static int disagrees_with_rank0(uint32_t r)
+{
+	const struct de_hello *o, *mine;
+
+	if (S.byrank[0] == NULL || S.byrank[r] == NULL)
+		return 0;
+	o = &S.byrank[r]->h;
+	mine = &S.byrank[0]->h;
+	if (o->backend != mine->backend) {
+		srv_abort(DE_D_BACKEND_MISMATCH, r,
+			  "rank %u on %s runs the %s backend, rank 0 on %s the %s backend",
+			  r, o->host, o->backend == DE_BACKEND_NCCL ? "nccl" : "socket",
+			  mine->host, mine->backend == DE_BACKEND_NCCL ? "nccl" : "socket");
+		return 1;
+	}
+	if (strcmp(o->params, mine->params) != 0) {
+		srv_abort(DE_D_SIZE_MISMATCH, r, "rank %u on %s runs \"%s\", rank 0 runs \"%s\"",
+			  r, o->host, o->params, mine->params);
+		return 1;
+	}
+	return 0;
+}
+
 /* Returns 1 when it turned k away: k is closed and freed then. */
 static int on_hello(struct conn *k, const struct de_hello *h)
 {
-	const struct de_hello *mine = NULL;
+	struct de_err why;
 	uint32_t i;
 
-	for (i = 0; i < S.c->world; i++)
-		if (S.byrank[i] != NULL && S.byrank[i]->h.rank == 0)
-			mine = &S.byrank[i]->h;
-	if (strcmp(h->token, S.c->token) != 0) {
-		srv_log("rejected %s: it belongs to job \"%s\", this is \"%s\"",
-			k->from, h->token, S.c->token);
+	if (strcmp(h->token, S.c->id.token) != 0) {
+		de_log("rank 0", "rejected %s: it belongs to job \"%s\", this is \"%s\"",
+			k->from, h->token, S.c->id.token);
 		send_text(k, DE_MSG_REJECT, DE_D_USAGE, h->rank,
 			  "this rendezvous belongs to another job");
 		conn_close(k);
 		return 1;
 	}
-	{
-		char why[256];
-
-		if (de_auth_hello_check(S.c, k->nonce, h, why, sizeof(why))) {
-			srv_log("rejected %s (claims rank %u on %s): %s", k->from, h->rank,
-				h->host, why);
-			send_text(k, DE_MSG_REJECT, DE_D_AUTH, h->rank, why);
-			S.rejected++;
-			conn_close(k);
-			return 1;
-		}
+	if (de_auth_hello_check(&S.c->auth, k->nonce, h, &why)) {
+		de_log("rank 0", "rejected %s (claims rank %u on %s): %s", k->from, h->rank,
+		       h->host, why.msg);
+		send_text(k, DE_MSG_REJECT, DE_D_AUTH, h->rank, why.msg);
+		S.rejected++;
+		conn_close(k);
+		return 1;
 	}
 	if (S.phase >= 0) {
-		srv_log("rejected %s (rank %u on %s): the world is already complete",
+		de_log("rank 0", "rejected %s (rank %u on %s): the world is already complete",
 			k->from, h->rank, h->host);
 		send_text(k, DE_MSG_REJECT, DE_D_DUP_RANK, h->rank,
 			  "the world is already complete");
@@ -269,25 +261,25 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 	}
 	/* From here on the sender is a rank of this job: a disagreement is
 	 * the job's problem, reported to everyone. */
-	k->rank = h->rank < S.c->world ? h->rank : 0;
+	k->rank = h->rank < S.c->id.world ? h->rank : 0;
 	k->h = *h;
 	S.npending--;
-	if (h->world != S.c->world) {
+	if (h->world != S.c->id.world) {
 		k->rank = -2;
 		S.npending++;
 		S.extra = k;
 		srv_abort(DE_D_WORLD_MISMATCH, h->rank,
 			  "rank %u on %s says WORLD_SIZE=%u but rank 0 on %s says %u",
-			  h->rank, h->host, h->world, S.c->host, S.c->world);
+			  h->rank, h->host, h->world, S.c->id.host, S.c->id.world);
 		return 0;
 	}
-	if (h->rank >= S.c->world) {
+	if (h->rank >= S.c->id.world) {
 		k->rank = -2;
 		S.npending++;
 		S.extra = k;
 		srv_abort(DE_D_RANK_RANGE, h->rank,
 			  "a process on %s says RANK=%u, outside 0..%u (WORLD_SIZE=%u)",
-			  h->host, h->rank, S.c->world - 1, S.c->world);
+			  h->host, h->rank, S.c->id.world - 1, S.c->id.world);
 		return 0;
 	}
 	if (S.byrank[h->rank] != NULL) {
@@ -303,41 +295,15 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 	}
 	S.byrank[h->rank] = k;
 	S.joined++;
-	if (mine == NULL && h->rank == 0)
-		mine = h;
-	if (mine != NULL && h->backend != mine->backend) {
-		srv_abort(DE_D_BACKEND_MISMATCH, h->rank,
-			  "rank %u on %s runs the %s backend, rank 0 on %s the %s backend",
-			  h->rank, h->host, h->backend == DE_BACKEND_NCCL ? "nccl" : "socket",
-			  mine->host, mine->backend == DE_BACKEND_NCCL ? "nccl" : "socket");
+	/* Rank 0 may join after others: then check those it finds. */
+	if (h->rank == 0) {
+		for (i = 1; i < S.c->id.world; i++)
+			if (disagrees_with_rank0(i))
+				return 0;
+	} else if (disagrees_with_rank0(h->rank)) {
 		return 0;
 	}
-	if (mine != NULL && strcmp(h->params, mine->params) != 0) {
-		srv_abort(DE_D_SIZE_MISMATCH, h->rank,
-			  "rank %u on %s runs \"%s\", rank 0 runs \"%s\"",
-			  h->rank, h->host, h->params, mine->params);
-		return 0;
-	}
-	if (S.joined == S.c->world) {
-		/* Rank 0 may have joined after others: check them all now. */
-		for (i = 1; i < S.c->world; i++) {
-			const struct de_hello *o = &S.byrank[i]->h;
-
-			mine = &S.byrank[0]->h;
-			if (o->backend != mine->backend) {
-				srv_abort(DE_D_BACKEND_MISMATCH, i,
-					  "rank %u on %s runs the %s backend, rank 0 on %s the %s backend",
-					  i, o->host, o->backend == DE_BACKEND_NCCL ? "nccl" : "socket",
-					  mine->host, mine->backend == DE_BACKEND_NCCL ? "nccl" : "socket");
-				return 0;
-			}
-			if (strcmp(o->params, mine->params) != 0) {
-				srv_abort(DE_D_SIZE_MISMATCH, i,
-					  "rank %u on %s runs \"%s\", rank 0 runs \"%s\"",
-					  i, o->host, o->params, mine->params);
-				return 0;
-			}
-		}
+	if (S.joined == S.c->id.world) {
 		send_peers();
 		S.phase = 0;
 		S.deadline = de_now_ms() + (int64_t)S.c->o.timeout_s * 1000 + 5000;
@@ -355,7 +321,7 @@ static void abort_probe(void)
 	uint32_t i, j, probers = 0, max = 0;
 	enum de_diag d = DE_D_PEER_REFUSED;
 
-	for (i = 0; i < S.c->world; i++) {
+	for (i = 0; i < S.c->id.world; i++) {
 		const struct de_text *t = &S.byrank[i]->report;
 
 		if (t->code == DE_D_PEER_TIMEOUT)
@@ -366,7 +332,7 @@ static void abort_probe(void)
 					off ? "; " : "", S.byrank[i]->h.host, t->text);
 	}
 	/* Nodes that probe: the first rank of each host. */
-	for (i = 0; i < S.c->world; i++) {
+	for (i = 0; i < S.c->id.world; i++) {
 		for (j = 0; j < i; j++)
 			if (strcmp(S.byrank[j]->h.host, S.byrank[i]->h.host) == 0)
 				break;
@@ -374,13 +340,13 @@ static void abort_probe(void)
 			probers++;
 	}
 	/* For each destination host, how many probers failed to reach it. */
-	for (i = 0; i < S.c->world; i++) {
+	for (i = 0; i < S.c->id.world; i++) {
 		const char *dst = S.byrank[i]->h.host;
 		uint32_t fails = 0;
 		size_t fo = 0;
 		char who[1024] = "";
 
-		for (j = 0; j < S.c->world; j++) {
+		for (j = 0; j < S.c->id.world; j++) {
 			const struct de_text *t = &S.byrank[j]->report;
 			const char *p = t->text;
 			size_t dl = strlen(dst);
@@ -430,14 +396,14 @@ static void on_report(struct conn *k, const struct de_text *t)
 			  k->rank, k->h.host, t->text);
 		return;
 	}
-	for (i = 0; i < S.c->world; i++)
+	for (i = 0; i < S.c->id.world; i++)
 		if (!S.byrank[i]->reported)
 			return;
 	/* Everyone reported: one verdict for all. */
-	for (i = 0; i < S.c->world; i++)
+	for (i = 0; i < S.c->id.world; i++)
 		if (S.byrank[i]->report.code != DE_OK)
 			break;
-	if (i < S.c->world) {
+	if (i < S.c->id.world) {
 		const struct conn *b = S.byrank[i];
 
 		if (S.phase == 0) {
@@ -448,7 +414,7 @@ static void on_report(struct conn *k, const struct de_text *t)
 			  b->h.host, b->report.text);
 		return;
 	}
-	for (i = 0; i < S.c->world; i++) {
+	for (i = 0; i < S.c->id.world; i++) {
 		S.byrank[i]->reported = 0;
 		send_text(S.byrank[i], DE_MSG_GO, DE_OK, 0, "");
 	}
@@ -473,7 +439,7 @@ static void on_readable(struct conn *k)
 			struct de_hello h;
 
 			if (de_dec_hello(frame, len, &h, &e)) {
-				srv_log("rejected %s: %s", k->from, e.msg);
+				de_log("rank 0", "rejected %s: %s", k->from, e.msg);
 				conn_close(k);
 				return;
 			}
@@ -492,7 +458,7 @@ static void on_readable(struct conn *k)
 			}
 			on_report(k, &t);
 		} else {
-			srv_log("rejected %s: unexpected %s frame", k->from,
+			de_log("rank 0", "rejected %s: unexpected %s frame", k->from,
 				de_msg_name(type));
 			if (k->rank >= 0) {
 				srv_abort(DE_D_INTERNAL, (uint32_t)k->rank,
@@ -514,7 +480,7 @@ static void on_readable(struct conn *k)
 				  "rank %" PRId64 " sent a bad frame: %s", k->rank, e.msg);
 			return;
 		}
-		srv_log("rejected %s: %s", k->from, e.msg);
+		de_log("rank 0", "rejected %s: %s", k->from, e.msg);
 		conn_close(k);
 	} else if (rc == -2) {
 		if (k->rank >= 0) {
@@ -594,7 +560,7 @@ static void sweep_silent(void)
 			continue;
 		}
 		if (now - k->since > HELLO_GRACE_MS) {
-			srv_log("dropped %s: no HELLO within %d s", k->from,
+			de_log("rank 0", "dropped %s: no HELLO within %d s", k->from,
 				HELLO_GRACE_MS / 1000);
 			pending_list[i] = NULL;
 			conn_close(k);
@@ -642,7 +608,7 @@ static void *srv_main(void *arg)
 				char list[1024];
 				size_t off = 0;
 
-				for (i = 0; i < S.c->world && off < sizeof(list) - 64; i++)
+				for (i = 0; i < S.c->id.world && off < sizeof(list) - 64; i++)
 					if (!S.byrank[i]->reported)
 						off += (size_t)snprintf(list + off, sizeof(list) - off,
 									"%s%u (%s)", off ? ", " : "", i,
@@ -657,27 +623,19 @@ static void *srv_main(void *arg)
 			struct conn *k = evs[j].data.ptr;
 
 			if (k == NULL) {
-				int before = S.npending;
-
 				on_accept();
-				(void)before;
 				continue;
 			}
 			if (k == (struct conn *)&S.wake) {
 				S.done = 1;
 				break;
 			}
-			{
-				int pending = k->rank == -1;
-
-				on_readable(k);
-				(void)pending;
-			}
+			on_readable(k);
 		}
 		sweep_silent();
 	}
 	/* Close everything: the ranks have their verdict. */
-	for (i = 0; i < S.c->world; i++)
+	for (i = 0; i < S.c->id.world; i++)
 		if (S.byrank[i] != NULL) {
 			struct conn *k = S.byrank[i];
 
@@ -707,24 +665,24 @@ int de_rdv_server_start(struct de_check *c, struct de_fail *f)
 	memset(&S, 0, sizeof(S));
 	S.c = c;
 	S.phase = -1;
-	S.byrank = calloc(c->world, sizeof(*S.byrank));
-	max_pending = (int)c->world + EXTRA_PENDING;
+	S.byrank = calloc(c->id.world, sizeof(*S.byrank));
+	max_pending = (int)c->id.world + EXTRA_PENDING;
 	pending_list = calloc((size_t)max_pending, sizeof(*pending_list));
 	if (S.byrank == NULL || pending_list == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	/* All interfaces, as torch's TCPStore: MASTER_ADDR names this host
 	 * as the others see it, which need not be an address we can bind. */
 	memset(&any, 0, sizeof(any));
-	any.ss.ss_family = c->master_addr.ss.ss_family;
-	any.len = c->master_addr.len;
-	de_addr_set_port(&any, c->master_port);
+	any.ss.ss_family = c->net.master_addr.ss.ss_family;
+	any.len = c->net.master_addr.len;
+	de_addr_set_port(&any, c->id.master_port);
 	S.lfd = de_listen(&any, 4096, &e);
 	if (S.lfd < 0) {
 		free(S.byrank);
 		if (errno == EADDRINUSE)
 			return de_fail_set(f, DE_D_PORT_IN_USE,
 					   "rank 0 cannot listen on MASTER_PORT=%u on %s: already in use",
-					   c->master_port, c->host);
+					   c->id.master_port, c->id.host);
 		return de_fail_set(f, DE_D_PORT_IN_USE, "rank 0: %s", e.msg);
 	}
 	de_set_nonblock(S.lfd, 1);
@@ -759,237 +717,4 @@ void de_rdv_server_stop(void)
 	free(pending_list);
 	pending_list = NULL;
 	S.running = 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* client (every rank)                                                 */
-
-static int wait_frame(struct de_check *c, int64_t deadline, enum de_msg *type,
-		      const uint8_t **frame, size_t *len, struct de_fail *f)
-{
-	struct de_err e;
-	int rc = de_recv_frame(c->rdv_fd, &c->rdv_rb, DE_PROTO_MAX_PEERS,
-			       deadline, type, frame, len, &e);
-
-	if (rc == 1)
-		return 0;
-	if (rc == 0)
-		return de_fail_set(f, DE_D_PEER_LOST,
-				   "rank 0 (%s) closed the rendezvous connection: it exited or was killed",
-				   c->master);
-	if (de_now_ms() >= deadline)
-		return de_fail_set(f, DE_D_TIMEOUT,
-				   "no answer from rank 0 (%s:%u) within %d s",
-				   c->master, c->master_port, c->o.timeout_s);
-	return de_fail_set(f, DE_D_INTERNAL, "from rank 0: %s", e.msg);
-}
-
-static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
-{
-	struct de_text t;
-	struct de_err e;
-
-	if (de_dec_text(frame, len, &t, &e))
-		return de_fail_set(f, DE_D_INTERNAL, "bad ABORT from rank 0: %s", e.msg);
-	if (t.text[0] == '\0')
-		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank");
-	else if (t.type == DE_MSG_REJECT)
-		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank: %s", t.text);
-	else
-		de_fail_set(f, (enum de_diag)t.code, "%s", t.text);
-	f->from_rank0 = 1;
-	return -1;
-}
-
-int de_rdv_join(struct de_check *c, struct de_fail *f)
-{
-	int64_t start = de_now_ms();
-	int64_t deadline = start + (int64_t)c->o.timeout_s * 1000;
-	enum de_conn last = DE_CONN_REFUSED;
-	int err_no = 0, fd = -1;
-	struct de_buf b = { 0 };
-	static struct de_hello h; /* large (auth buffer): not on the stack */
-	uint8_t challenge[DE_NONCE_BYTES];
-	struct de_err e;
-	enum de_msg type;
-	const uint8_t *frame;
-	size_t len;
-
-	/* Rank 0 may start after us: retry refusals until the deadline. A
-	 * dropped SYN waits out its attempt; that is the firewall case. */
-retry:
-	while (de_now_ms() < deadline) {
-		int64_t attempt = de_now_ms() + 5000;
-
-		last = de_connect(&c->master_addr, attempt < deadline ? attempt : deadline,
-				  &fd, &err_no);
-		if (last == DE_CONN_OK)
-			break;
-		if (last != DE_CONN_TIMEOUT)
-			usleep(20000);
-	}
-	if (fd < 0) {
-		char a[64];
-
-		de_addr_str(&c->master_addr, a, sizeof(a));
-		if (last == DE_CONN_TIMEOUT)
-			return de_fail_set(f, DE_D_MASTER_TIMEOUT,
-					   "connecting to MASTER_ADDR=%s (%s) port %u timed out after %d s: nothing answered",
-					   c->master, a, c->master_port, c->o.timeout_s);
-		if (last == DE_CONN_REFUSED)
-			return de_fail_set(f, DE_D_MASTER_REFUSED,
-					   "MASTER_ADDR=%s (%s) refused connections to port %u for %d s",
-					   c->master, a, c->master_port, c->o.timeout_s);
-		return de_fail_set(f, DE_D_MASTER_TIMEOUT,
-				   "cannot connect to MASTER_ADDR=%s (%s) port %u: %s",
-				   c->master, a, c->master_port, strerror(err_no));
-	}
-	c->rdv_fd = fd;
-	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f)) {
-		/* Closed before the challenge: rank 0 shed us under a burst of
-		 * connections (or is restarting): try again while time is left. */
-		if (f->diag == DE_D_PEER_LOST && de_now_ms() < deadline) {
-			close(fd);
-			c->rdv_fd = fd = -1;
-			de_rbuf_free(&c->rdv_rb);
-			usleep(20000);
-			goto retry;
-		}
-		return -1;
-	}
-	if (type != DE_MSG_CHALLENGE || de_dec_challenge(frame, len, challenge, &e))
-		return de_fail_set(f, DE_D_INTERNAL,
-				   "MASTER_ADDR=%s:%u did not speak distenv's protocol (got %s first)",
-				   c->master, c->master_port, de_msg_name(type));
-	memset(&h, 0, sizeof(h));
-	snprintf(h.token, sizeof(h.token), "%s", c->token);
-	h.rank = c->rank;
-	h.world = c->world;
-	h.local_rank = c->local_rank;
-	h.local_world = c->local_world;
-	h.node_rank = c->node_rank;
-	h.pid = (uint32_t)getpid();
-	h.backend = (uint8_t)c->backend;
-	h.port = de_addr_port(&c->data_addr);
-	snprintf(h.host, sizeof(h.host), "%s", c->host);
-	de_addr_str(&c->data_addr, h.addr, sizeof(h.addr));
-	snprintf(h.iface, sizeof(h.iface), "%s", c->iface);
-	snprintf(h.params, sizeof(h.params), "%s", c->params);
-	if (de_auth_hello_make(c, challenge, &h, f))
-		return -1;
-	if (de_enc_hello(&b, &h, &e)) {
-		de_buf_free(&b);
-		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
-	}
-	if (de_send_all(fd, b.data, b.len, deadline)) {
-		de_buf_free(&b);
-		return de_fail_set(f, DE_D_PEER_LOST, "sending HELLO to rank 0: %s",
-				   strerror(errno));
-	}
-	de_buf_free(&b);
-	/* Rank 0 answers by its own deadline (missing ranks); allow for it. */
-	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f))
-		return -1;
-	if (type == DE_MSG_ABORT || type == DE_MSG_REJECT)
-		return take_abort(frame, len, f);
-	if (type != DE_MSG_PEERS)
-		return de_fail_set(f, DE_D_INTERNAL, "rank 0 sent %s, expected PEERS",
-				   de_msg_name(type));
-	if (de_dec_peers(frame, len, &c->peers, &e))
-		return de_fail_set(f, DE_D_INTERNAL, "peer table from rank 0: %s", e.msg);
-	{
-		/* Re-encode without the proof: the bytes rank 0 bound. */
-		static char auth[DE_PROTO_MAX_AUTH + 1];
-		struct de_buf tb = { 0 };
-		int rc;
-
-		snprintf(auth, sizeof(auth), "%s", c->peers.auth);
-		c->peers.auth[0] = '\0';
-		rc = de_enc_peers(&tb, &c->peers, &e);
-		if (rc == 0)
-			rc = de_auth_peers_check(c, tb.data, tb.len, h.nonce, auth, f);
-		else
-			de_fail_set(f, DE_D_INTERNAL, "peer table: %s", e.msg);
-		de_buf_free(&tb);
-		if (rc)
-			return -1;
-		pthread_mutex_lock(&c->mu);
-		pthread_cond_broadcast(&c->cv);
-		pthread_mutex_unlock(&c->mu);
-	}
-	if (c->peers.world != c->world)
-		return de_fail_set(f, DE_D_WORLD_MISMATCH, "rank 0's world has %u ranks, ours %u",
-				   c->peers.world, c->world);
-	c->rdv_ms = (double)(de_now_ms() - start);
-	return 0;
-}
-
-int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
-		 const char *text, char *go_text, size_t go_len,
-		 struct de_fail *f)
-{
-	struct de_buf b = { 0 };
-	struct de_text t;
-	struct de_err e;
-	enum de_msg type;
-	const uint8_t *frame;
-	size_t len;
-	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 3000 + 10000;
-
-	memset(&t, 0, sizeof(t));
-	t.code = (uint16_t)mine;
-	t.rank = c->rank;
-	t.value = value;
-	snprintf(t.text, sizeof(t.text), "%s", text ? text : "");
-	if (de_enc_text(&b, DE_MSG_REPORT, &t, &e) == 0 &&
-	    de_send_all(c->rdv_fd, b.data, b.len, deadline) != 0) {
-		de_buf_free(&b);
-		return de_fail_set(f, DE_D_PEER_LOST,
-				   "rank 0 (%s) is gone: sending our report failed: %s",
-				   c->master, strerror(errno));
-	}
-	de_buf_free(&b);
-	if (wait_frame(c, deadline, &type, &frame, &len, f))
-		return -1;
-	if (type == DE_MSG_ABORT)
-		return take_abort(frame, len, f);
-	if (type != DE_MSG_GO)
-		return de_fail_set(f, DE_D_INTERNAL, "rank 0 sent %s, expected GO",
-				   de_msg_name(type));
-	if (go_text != NULL) {
-		if (de_dec_text(frame, len, &t, &e) == 0)
-			snprintf(go_text, go_len, "%s", t.text);
-		else
-			go_text[0] = '\0';
-	}
-	return 0;
-}
-
-int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
-{
-	struct de_fail mine = *f;
-
-	if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
-		*f = mine;
-	return -1;
-}
-
-int de_rdv_poll_abort(struct de_check *c, struct de_fail *f)
-{
-	enum de_msg type;
-	const uint8_t *frame;
-	size_t len;
-	struct de_err e;
-	int rc = de_rbuf_fill(c->rdv_fd, &c->rdv_rb, DE_PROTO_MAX_SMALL, &type,
-			      &frame, &len, &e);
-
-	if (rc == 0)
-		return 0;
-	if (rc == -2)
-		return de_fail_set(f, DE_D_PEER_LOST,
-				   "rank 0 (%s) closed the rendezvous connection mid-collective: it exited or was killed",
-				   c->master), 1;
-	if (rc == 1 && type == DE_MSG_ABORT)
-		return take_abort(frame, len, f), 1;
-	return de_fail_set(f, DE_D_INTERNAL, "unexpected frame from rank 0 mid-collective"), 1;
 }

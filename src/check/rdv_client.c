@@ -1,0 +1,245 @@
+/* The rendezvous client, run by every rank (rank 0 included): meet rank
+ * 0's server, prove who we are, take the peer table, then report each
+ * phase and wait for the job's verdict. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "backend.h"
+#include "check.h"
+#include "rendezvous.h"
+
+
+static int wait_frame(struct de_check *c, int64_t deadline, enum de_msg *type,
+		      const uint8_t **frame, size_t *len, struct de_fail *f)
+{
+	struct de_err e;
+	int rc = de_recv_frame(c->net.rdv_fd, &c->net.rdv_rb, DE_PROTO_MAX_PEERS,
+			       deadline, type, frame, len, &e);
+
+	if (rc == 1)
+		return 0;
+	if (rc == 0)
+		return de_fail_set(f, DE_D_PEER_LOST,
+				   "rank 0 (%s) closed the rendezvous connection: it exited or was killed",
+				   c->id.master);
+	if (de_now_ms() >= deadline)
+		return de_fail_set(f, DE_D_TIMEOUT,
+				   "no answer from rank 0 (%s:%u) within %d s",
+				   c->id.master, c->id.master_port, c->o.timeout_s);
+	return de_fail_set(f, DE_D_INTERNAL, "from rank 0: %s", e.msg);
+}
+
+static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
+{
+	struct de_text t;
+	struct de_err e;
+
+	if (de_dec_text(frame, len, &t, &e))
+		return de_fail_set(f, DE_D_INTERNAL, "bad ABORT from rank 0: %s", e.msg);
+	if (t.text[0] == '\0')
+		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank");
+	else if (t.type == DE_MSG_REJECT)
+		de_fail_set(f, (enum de_diag)t.code, "rank 0 refused this rank: %s", t.text);
+	else
+		de_fail_set(f, (enum de_diag)t.code, "%s", t.text);
+	f->from_rank0 = 1;
+	return -1;
+}
+
+int de_rdv_join(struct de_check *c, struct de_fail *f)
+{
+	int64_t start = de_now_ms();
+	int64_t deadline = start + (int64_t)c->o.timeout_s * 1000;
+	enum de_conn last = DE_CONN_REFUSED;
+	int err_no = 0, fd = -1;
+	struct de_buf b = { 0 };
+	static struct de_hello h; /* large (auth buffer): not on the stack */
+	uint8_t challenge[DE_NONCE_BYTES];
+	struct de_err e;
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+
+	/* Rank 0 may start after us: retry refusals until the deadline. A
+	 * dropped SYN waits out its attempt; that is the firewall case. */
+retry:
+	while (de_now_ms() < deadline) {
+		int64_t attempt = de_now_ms() + 5000;
+
+		last = de_connect(&c->net.master_addr, attempt < deadline ? attempt : deadline,
+				  &fd, &err_no);
+		if (last == DE_CONN_OK)
+			break;
+		if (last != DE_CONN_TIMEOUT)
+			usleep(20000);
+	}
+	if (fd < 0) {
+		char a[64];
+
+		de_addr_str(&c->net.master_addr, a, sizeof(a));
+		if (last == DE_CONN_TIMEOUT)
+			return de_fail_set(f, DE_D_MASTER_TIMEOUT,
+					   "connecting to MASTER_ADDR=%s (%s) port %u timed out after %d s: nothing answered",
+					   c->id.master, a, c->id.master_port, c->o.timeout_s);
+		if (last == DE_CONN_REFUSED)
+			return de_fail_set(f, DE_D_MASTER_REFUSED,
+					   "MASTER_ADDR=%s (%s) refused connections to port %u for %d s",
+					   c->id.master, a, c->id.master_port, c->o.timeout_s);
+		return de_fail_set(f, DE_D_MASTER_TIMEOUT,
+				   "cannot connect to MASTER_ADDR=%s (%s) port %u: %s",
+				   c->id.master, a, c->id.master_port, strerror(err_no));
+	}
+	c->net.rdv_fd = fd;
+	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f)) {
+		/* Closed before the challenge: rank 0 shed us under a burst of
+		 * connections (or is restarting): try again while time is left. */
+		if (f->diag == DE_D_PEER_LOST && de_now_ms() < deadline) {
+			close(fd);
+			c->net.rdv_fd = fd = -1;
+			de_rbuf_free(&c->net.rdv_rb);
+			usleep(20000);
+			goto retry;
+		}
+		return -1;
+	}
+	if (type != DE_MSG_CHALLENGE || de_dec_challenge(frame, len, challenge, &e))
+		return de_fail_set(f, DE_D_INTERNAL,
+				   "MASTER_ADDR=%s:%u did not speak distenv's protocol (got %s first)",
+				   c->id.master, c->id.master_port, de_msg_name(type));
+	memset(&h, 0, sizeof(h));
+	snprintf(h.token, sizeof(h.token), "%s", c->id.token);
+	h.rank = c->id.rank;
+	h.world = c->id.world;
+	h.local_rank = c->id.local_rank;
+	h.local_world = c->id.local_world;
+	h.node_rank = c->id.node_rank;
+	h.pid = (uint32_t)getpid();
+	h.backend = (uint8_t)c->be->id;
+	h.port = de_addr_port(&c->net.data_addr);
+	snprintf(h.host, sizeof(h.host), "%s", c->id.host);
+	de_addr_str(&c->net.data_addr, h.addr, sizeof(h.addr));
+	snprintf(h.iface, sizeof(h.iface), "%s", c->net.iface);
+	snprintf(h.params, sizeof(h.params), "%s", c->id.params);
+	if (de_auth_hello_make(&c->auth, challenge, &h, f))
+		return -1;
+	if (de_enc_hello(&b, &h, &e)) {
+		de_buf_free(&b);
+		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
+	}
+	if (de_send_all(fd, b.data, b.len, deadline)) {
+		de_buf_free(&b);
+		return de_fail_set(f, DE_D_PEER_LOST, "sending HELLO to rank 0: %s",
+				   strerror(errno));
+	}
+	de_buf_free(&b);
+	/* Rank 0 answers by its own deadline (missing ranks); allow for it. */
+	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f))
+		return -1;
+	if (type == DE_MSG_ABORT || type == DE_MSG_REJECT)
+		return take_abort(frame, len, f);
+	if (type != DE_MSG_PEERS)
+		return de_fail_set(f, DE_D_INTERNAL, "rank 0 sent %s, expected PEERS",
+				   de_msg_name(type));
+	if (de_dec_peers(frame, len, &c->peers, &e))
+		return de_fail_set(f, DE_D_INTERNAL, "peer table from rank 0: %s", e.msg);
+	{
+		/* Re-encode without the proof: the bytes rank 0 bound. */
+		static char auth[DE_PROTO_MAX_AUTH + 1];
+		struct de_buf tb = { 0 };
+		int rc;
+
+		snprintf(auth, sizeof(auth), "%s", c->peers.auth);
+		c->peers.auth[0] = '\0';
+		rc = de_enc_peers(&tb, &c->peers, &e);
+		if (rc == 0)
+			rc = de_auth_peers_check(&c->auth, tb.data, tb.len, h.nonce, auth, f);
+		else
+			de_fail_set(f, DE_D_INTERNAL, "peer table: %s", e.msg);
+		de_buf_free(&tb);
+		if (rc)
+			return -1;
+		pthread_mutex_lock(&c->ring.mu);
+		pthread_cond_broadcast(&c->ring.cv);
+		pthread_mutex_unlock(&c->ring.mu);
+	}
+	if (c->peers.world != c->id.world)
+		return de_fail_set(f, DE_D_WORLD_MISMATCH, "rank 0's world has %u ranks, ours %u",
+				   c->peers.world, c->id.world);
+	c->net.rdv_ms = (double)(de_now_ms() - start);
+	return 0;
+}
+
+int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
+		 const char *text, char *go_text, size_t go_len,
+		 struct de_fail *f)
+{
+	struct de_buf b = { 0 };
+	struct de_text t;
+	struct de_err e;
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 3000 + 10000;
+
+	memset(&t, 0, sizeof(t));
+	t.code = (uint16_t)mine;
+	t.rank = c->id.rank;
+	t.value = value;
+	snprintf(t.text, sizeof(t.text), "%s", text ? text : "");
+	if (de_enc_text(&b, DE_MSG_REPORT, &t, &e) == 0 &&
+	    de_send_all(c->net.rdv_fd, b.data, b.len, deadline) != 0) {
+		de_buf_free(&b);
+		return de_fail_set(f, DE_D_PEER_LOST,
+				   "rank 0 (%s) is gone: sending our report failed: %s",
+				   c->id.master, strerror(errno));
+	}
+	de_buf_free(&b);
+	if (wait_frame(c, deadline, &type, &frame, &len, f))
+		return -1;
+	if (type == DE_MSG_ABORT)
+		return take_abort(frame, len, f);
+	if (type != DE_MSG_GO)
+		return de_fail_set(f, DE_D_INTERNAL, "rank 0 sent %s, expected GO",
+				   de_msg_name(type));
+	if (go_text != NULL) {
+		if (de_dec_text(frame, len, &t, &e) == 0)
+			snprintf(go_text, go_len, "%s", t.text);
+		else
+			go_text[0] = '\0';
+	}
+	return 0;
+}
+
+int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
+{
+	struct de_fail mine = *f;
+
+	if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
+		*f = mine;
+	return -1;
+}
+
+int de_rdv_poll_abort(struct de_check *c, struct de_fail *f)
+{
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+	struct de_err e;
+	int rc = de_rbuf_fill(c->net.rdv_fd, &c->net.rdv_rb, DE_PROTO_MAX_SMALL, &type,
+			      &frame, &len, &e);
+
+	if (rc == 0)
+		return 0;
+	if (rc == -2)
+		return de_fail_set(f, DE_D_PEER_LOST,
+				   "rank 0 (%s) closed the rendezvous connection mid-collective: it exited or was killed",
+				   c->id.master), 1;
+	if (rc == 1 && type == DE_MSG_ABORT)
+		return take_abort(frame, len, f), 1;
+	return de_fail_set(f, DE_D_INTERNAL, "unexpected frame from rank 0 mid-collective"), 1;
+}

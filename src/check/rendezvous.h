@@ -1,0 +1,29 @@
+/* The rendezvous at MASTER_ADDR:MASTER_PORT: rank 0's server
+ * (rdv_server.c) and every rank's client (rdv_client.c). */
+#ifndef DISTENV_RENDEZVOUS_H
+#define DISTENV_RENDEZVOUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+
+/* rdv_server.c, rank 0 only: serve until the last phase or a verdict. */
+int de_rdv_server_start(struct de_check *c, struct de_fail *f);
+void de_rdv_server_stop(void);
+
+/* rdv_client.c */
+int de_rdv_join(struct de_check *c, struct de_fail *f);
+/* One phase: tell rank 0 how it went here; returns 0 on GO (text in
+ * go_text), -1 with f set to the job's diagnosis on ABORT. */
+int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
+		 const char *text, char *go_text, size_t go_len,
+		 struct de_fail *f);
+/* This rank failed a phase (f says why): tell rank 0, and keep our own
+ * diagnosis unless rank 0 answers with the job's verdict. Returns -1. */
+int de_rdv_report_failure(struct de_check *c, struct de_fail *f);
+/* An ABORT or EOF on the rendezvous connection while a collective runs:
+ * 1 if the job is over (f set), 0 if nothing happened. */
+int de_rdv_poll_abort(struct de_check *c, struct de_fail *f);
+
+#endif
