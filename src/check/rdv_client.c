@@ -14,7 +14,8 @@
 #include "rendezvous.h"
 
 
-static int wait_frame(struct de_check *c, int64_t deadline, enum de_msg *type,
+/* since: when this wait began, for the time the failure states. */
+static int wait_frame(struct de_check *c, int64_t since, int64_t deadline, enum de_msg *type,
 		      const uint8_t **frame, size_t *len, struct de_fail *f)
 {
 	struct de_err e;
@@ -29,8 +30,9 @@ static int wait_frame(struct de_check *c, int64_t deadline, enum de_msg *type,
 				   c->id.master);
 	if (de_now_ms() >= deadline)
 		return de_fail_set(f, DE_D_TIMEOUT,
-				   "no answer from rank 0 (%s:%u) within %d s",
-				   c->id.master, c->id.master_port, c->o.timeout_s);
+				   "no answer from rank 0 (%s:%u) in %.1f s",
+				   c->id.master, c->id.master_port,
+				   (double)(de_now_ms() - since) / 1000.0);
 	return de_fail_set(f, DE_D_INTERNAL, "from rank 0: %s", e.msg);
 }
 
@@ -84,18 +86,20 @@ retry:
 		de_addr_str(&c->net.master_addr, a, sizeof(a));
 		if (last == DE_CONN_TIMEOUT)
 			return de_fail_set(f, DE_D_MASTER_TIMEOUT,
-					   "connecting to MASTER_ADDR=%s (%s) port %u timed out after %d s: nothing answered",
-					   c->id.master, a, c->id.master_port, c->o.timeout_s);
+					   "connecting to MASTER_ADDR=%s (%s) port %u timed out after %.1f s: nothing answered",
+					   c->id.master, a, c->id.master_port,
+					   (double)(de_now_ms() - start) / 1000.0);
 		if (last == DE_CONN_REFUSED)
 			return de_fail_set(f, DE_D_MASTER_REFUSED,
-					   "MASTER_ADDR=%s (%s) refused connections to port %u for %d s",
-					   c->id.master, a, c->id.master_port, c->o.timeout_s);
+					   "MASTER_ADDR=%s (%s) refused connections to port %u for %.1f s",
+					   c->id.master, a, c->id.master_port,
+					   (double)(de_now_ms() - start) / 1000.0);
 		return de_fail_set(f, DE_D_MASTER_TIMEOUT,
 				   "cannot connect to MASTER_ADDR=%s (%s) port %u: %s",
 				   c->id.master, a, c->id.master_port, strerror(err_no));
 	}
 	c->net.rdv_fd = fd;
-	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f)) {
+	if (wait_frame(c, de_now_ms(), deadline + 5000, &type, &frame, &len, f)) {
 		/* Closed before the challenge: rank 0 shed us under a burst of
 		 * connections (or is restarting): try again while time is left. */
 		if (f->diag == DE_D_PEER_LOST && de_now_ms() < deadline) {
@@ -138,7 +142,7 @@ retry:
 	}
 	de_buf_free(&b);
 	/* Rank 0 answers by its own deadline (missing ranks); allow for it. */
-	if (wait_frame(c, deadline + 5000, &type, &frame, &len, f))
+	if (wait_frame(c, start, deadline + 5000, &type, &frame, &len, f))
 		return -1;
 	if (type == DE_MSG_ABORT || type == DE_MSG_REJECT)
 		return take_abort(frame, len, f);
@@ -184,7 +188,8 @@ int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
 	enum de_msg type;
 	const uint8_t *frame;
 	size_t len;
-	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 3000 + 10000;
+	int64_t since = de_now_ms();
+	int64_t deadline = since + (int64_t)c->o.timeout_s * 3000 + 10000;
 
 	memset(&t, 0, sizeof(t));
 	t.code = (uint16_t)mine;
@@ -199,7 +204,7 @@ int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
 				   c->id.master, strerror(errno));
 	}
 	de_buf_free(&b);
-	if (wait_frame(c, deadline, &type, &frame, &len, f))
+	if (wait_frame(c, since, deadline, &type, &frame, &len, f))
 		return -1;
 	if (type == DE_MSG_ABORT)
 		return take_abort(frame, len, f);

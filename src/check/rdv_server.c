@@ -48,7 +48,7 @@ static struct {
 	uint32_t joined;
 	int npending;
 	int phase; /* -1 gathering, then 0..nphases-1 */
-	int64_t deadline;
+	int64_t since, deadline; /* this phase (or the gathering) */
 	int done;
 	struct conn *extra; /* a rejected claimant who should hear why too */
 	unsigned rejected;  /* connections refused for authentication */
@@ -138,9 +138,9 @@ static void abort_missing(void)
 	if (off >= sizeof(list) - 320)
 		snprintf(list + off, sizeof(list) - off, ", ...");
 	srv_abort(DE_D_MISSING_RANKS, 0,
-		  "%u of %u ranks never reached %s:%u within %d s: rank%s %s%s",
+		  "%u of %u ranks never reached %s:%u in %.1f s: rank%s %s%s",
 		  missing, S.c->id.world, S.c->id.master, S.c->id.master_port,
-		  S.c->o.timeout_s, missing > 1 ? "s" : "", list,
+		  (double)(de_now_ms() - S.since) / 1000.0, missing > 1 ? "s" : "", list,
 		  S.rejected ? " (and connections were refused for authentication: see rank 0's log)" : "");
 }
 
@@ -306,7 +306,8 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 	if (S.joined == S.c->id.world) {
 		send_peers();
 		S.phase = 0;
-		S.deadline = de_now_ms() + (int64_t)S.c->o.timeout_s * 1000 + 5000;
+		S.since = de_now_ms();
+		S.deadline = S.since + (int64_t)S.c->o.timeout_s * 1000 + 5000;
 	}
 	return 0;
 }
@@ -419,7 +420,8 @@ static void on_report(struct conn *k, const struct de_text *t)
 		send_text(S.byrank[i], DE_MSG_GO, DE_OK, 0, "");
 	}
 	S.phase++;
-	S.deadline = de_now_ms() + (int64_t)S.c->o.timeout_s * 3000 + 5000;
+	S.since = de_now_ms();
+	S.deadline = S.since + (int64_t)S.c->o.timeout_s * 3000 + 5000;
 	if (S.phase >= S.c->nphases)
 		S.done = 1;
 }
@@ -596,7 +598,8 @@ static void *srv_main(void *arg)
 	uint32_t i;
 
 	(void)arg;
-	S.deadline = de_now_ms() + (int64_t)S.c->o.timeout_s * 1000;
+	S.since = de_now_ms();
+	S.deadline = S.since + (int64_t)S.c->o.timeout_s * 1000;
 	while (!S.done) {
 		int64_t wait = S.deadline - de_now_ms();
 		int n, j;
@@ -613,8 +616,8 @@ static void *srv_main(void *arg)
 						off += (size_t)snprintf(list + off, sizeof(list) - off,
 									"%s%u (%s)", off ? ", " : "", i,
 									S.byrank[i]->h.host);
-				srv_abort(DE_D_TIMEOUT, 0, "phase %d: no report within the timeout from rank(s) %s",
-					  S.phase, list);
+				srv_abort(DE_D_TIMEOUT, 0, "phase %d: no report in %.1f s from rank(s) %s",
+					  S.phase, (double)(de_now_ms() - S.since) / 1000.0, list);
 			}
 			break;
 		}

@@ -2,6 +2,7 @@
  * failure line, rank 0's PASS line and the nccl-tests style bench table. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -49,17 +50,17 @@ void de_report_fail(const struct de_check *c, const struct de_fail *f)
 	fflush(stdout);
 }
 
-void de_report_rank(const struct de_check *c, size_t count, double got,
-		    double want, long wrong, char *line, size_t len)
+void de_report_rank(const struct de_check *c, size_t count, int64_t got,
+		    int64_t want, long wrong, char *line, size_t len)
 {
 	snprintf(line, len,
-		 "[rank %u/%u] node=%s local_rank=%u/%u device=%s backend=%s allreduce=%.17g (expected %.17g) %s",
+		 "[rank %u/%u] node=%s local_rank=%u/%u device=%s backend=%s allreduce=%" PRId64 " (expected %" PRId64 ") %s",
 		 c->id.rank, c->id.world, c->id.host, c->id.local_rank, c->id.local_world, c->device,
 		 backend_name(c), got, want, wrong == 0 ? "OK" : "WRONG");
 	if (c->o.json)
 		printf("{\"rank\":%u,\"world\":%u,\"node\":\"%s\",\"local_rank\":%u,"
 		       "\"local_world_size\":%u,\"device\":\"%s\",\"backend\":\"%s\","
-		       "\"dtype\":\"%s\",\"count\":%zu,\"allreduce\":%.17g,\"expected\":%.17g,"
+		       "\"dtype\":\"%s\",\"count\":%zu,\"allreduce\":%" PRId64 ",\"expected\":%" PRId64 ","
 		       "\"wrong\":%ld,\"interface\":\"%s\",\"rendezvous_ms\":%.0f,\"ok\":%s}\n",
 		       c->id.rank, c->id.world, c->id.host, c->id.local_rank, c->id.local_world,
 		       c->device, backend_name(c), de_dtype_name(c->o.dtype), count, got, want,

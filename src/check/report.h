@@ -4,15 +4,16 @@
 #define DISTENV_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "check.h"
 
 /* This rank's failure, with the diagnosis's hint. */
 void de_report_fail(const struct de_check *c, const struct de_fail *f);
-/* This rank's checklist line (to stdout unless --quiet and OK); the text
+/* This rank's checklist line: got is the allreduce of rank+1; (to stdout unless --quiet and OK); the text
  * form also goes to line, for rank 0's verdict when it is wrong. */
-void de_report_rank(const struct de_check *c, size_t count, double got,
-		    double want, long wrong, char *line, size_t len);
+void de_report_rank(const struct de_check *c, size_t count, int64_t got,
+		    int64_t want, long wrong, char *line, size_t len);
 /* Rank 0, every rank verified. */
 void de_report_pass(const struct de_check *c, size_t count);
 /* Rank 0, one bench size (the header before the first). */

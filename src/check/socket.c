@@ -609,8 +609,8 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			last = de_now_ms();
 		} else if (de_now_ms() - last > idle) {
 			return de_fail_set(f, DE_D_TIMEOUT,
-					   "no progress for %d s: %zu of %zu bytes from rank %u on %s, %zu of %zu bytes to rank %u on %s",
-					   c->o.timeout_s, got, rtotal, left, host_of(c, left),
+					   "no progress for %.1f s: %zu of %zu bytes from rank %u on %s, %zu of %zu bytes to rank %u on %s",
+					   (double)(de_now_ms() - last) / 1000.0, got, rtotal, left, host_of(c, left),
 					   sent, stotal, right, host_of(c, right));
 		}
 	}

@@ -5,7 +5,7 @@
 
 #include "ring.h"
 
-/* Inputs repeat every DE_PERIOD elements: element i uses i%13 + 1. */
+/* Inputs repeat every period P <= DE_PERIOD elements (see ring.h). */
 #define DE_PERIOD 13
 
 static const char *const dtype_names[DE_DTYPE_COUNT] = {
@@ -66,27 +66,27 @@ static uint64_t triangle(uint32_t w)
 	return (a % 2 == 0 ? a / 2 * b : b / 2 * a);
 }
 
-static int world_fits(enum de_dtype t, uint32_t w)
+uint64_t de_rank_sum(uint32_t world)
 {
-	return triangle(w) <= dtype_exact_max[t] / DE_PERIOD;
+	return triangle(world);
+}
+
+uint32_t de_input_period(enum de_dtype t, uint32_t world)
+{
+	uint64_t p;
+
+	if (!dtype_valid(t) || world == 0)
+		return 0;
+	/* Every input is at most P, so every partial sum is at most w*P. */
+	p = dtype_exact_max[t] / world;
+	return p > DE_PERIOD ? DE_PERIOD : (uint32_t)p;
 }
 
 uint32_t de_dtype_world_max(enum de_dtype t)
 {
-	uint32_t lo = 0, hi = UINT32_MAX;
-
 	if (!dtype_valid(t))
 		return 0;
-	/* Largest w that fits: world_fits is monotone, so bisect. */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2 + 1;
-
-		if (world_fits(t, mid))
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	return dtype_exact_max[t] > UINT32_MAX ? UINT32_MAX : (uint32_t)dtype_exact_max[t];
 }
 
 int de_dtype_world_ok(enum de_dtype t, uint32_t world, struct de_err *err)
@@ -99,7 +99,7 @@ int de_dtype_world_ok(enum de_dtype t, uint32_t world, struct de_err *err)
 	if (world == 0)
 		return de_errf(err, "world size 0: expected at least 1 rank");
 	if (world > max)
-		return de_errf(err, "world size %u with %s: the check's largest sum 13*w*(w+1)/2 must be at most %llu to be exact; expected at most %u ranks (or a wider dtype)",
+		return de_errf(err, "world size %u with %s: a sum of one per rank must be at most %llu to be exact; expected at most %u ranks (or a wider dtype)",
 			       world, dtype_names[t],
 			       (unsigned long long)dtype_exact_max[t], max);
 	return 0;
@@ -239,21 +239,21 @@ void de_reduce_sum(enum de_dtype t, void *restrict dst,
 	}
 }
 
-/* The pattern repeats every DE_PERIOD elements: fill one block of whole
- * periods, then copy it forward in doubling steps (the copies start at
- * multiples of the period, so every element keeps i % DE_PERIOD). A plain
- * element loop took as long as the 64 MiB allreduce it prepares. */
-#define FILL_BLOCK (DE_PERIOD * 64)
+/* The pattern repeats every p elements: fill one block of whole periods,
+ * then copy it forward in doubling steps (the copies start at multiples
+ * of the period, so every element keeps i % p). A plain element loop took
+ * as long as the 64 MiB allreduce it prepares. */
+#define FILL_PERIODS 64
 
 #define DEFINE_FILL(name, T)                                              \
-	static void name(T *b, size_t n, uint64_t scale)                \
+	static void name(T *b, size_t n, uint32_t k, uint32_t p)        \
 	{                                                               \
-		size_t i, done = n < FILL_BLOCK ? n : FILL_BLOCK;      \
-		unsigned k = 0;                                         \
+		size_t i, done = n < (size_t)p * FILL_PERIODS ? n :     \
+				 (size_t)p * FILL_PERIODS;              \
 									\
 		for (i = 0; i < done; i++) {                            \
-			b[i] = (T)(scale * (k + 1));                    \
-			if (++k == DE_PERIOD)                           \
+			b[i] = (T)(k + 1);                              \
+			if (++k == p)                                   \
 				k = 0;                                  \
 		}                                                       \
 		while (done < n) {                                      \
@@ -269,21 +269,42 @@ DEFINE_FILL(fill_f64, double)
 DEFINE_FILL(fill_i32, int32_t)
 DEFINE_FILL(fill_i64, int64_t)
 
-void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank)
+void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank,
+		   uint32_t world)
 {
-	uint64_t scale = (uint64_t)rank + 1;
+	uint32_t p = de_input_period(t, world);
 
+	if (p == 0)
+		p = 1; /* de_dtype_world_ok refuses this world; fill something */
 	switch (t) {
-	case DE_F32: fill_f32(buf, count, scale); break;
-	case DE_F64: fill_f64(buf, count, scale); break;
-	case DE_I32: fill_i32(buf, count, scale); break;
-	case DE_I64: fill_i64(buf, count, scale); break;
+	case DE_F32: fill_f32(buf, count, rank % p, p); break;
+	case DE_F64: fill_f64(buf, count, rank % p, p); break;
+	case DE_I32: fill_i32(buf, count, rank % p, p); break;
+	case DE_I64: fill_i64(buf, count, rank % p, p); break;
+	}
+}
+
+/* Sum over r < w of (r + a) % p for a < p: q whole turns of 0..p-1, then
+ * m = w % p values from a up, wrapping at p. */
+static uint64_t residue_sum(uint32_t w, uint32_t p, uint32_t a)
+{
+	uint64_t q = w / p, m = w % p, sum = q * ((uint64_t)p * (p - 1) / 2);
+
+	if (a + m <= p)
+		return sum + m * a + m * (m - 1) / 2;
+	/* a..p-1, then 0..k-1 */
+	{
+		uint64_t first = p - a, k = m - first;
+
+		return sum + ((uint64_t)a + p - 1) * first / 2 + k * (k - 1) / 2;
 	}
 }
 
 double de_expected(size_t i, uint32_t world)
 {
-	return (double)(i % DE_PERIOD + 1) * (double)triangle(world);
+	uint32_t p = de_input_period(DE_F64, world);
+
+	return (double)((uint64_t)world + residue_sum(world, p, (uint32_t)(i % p)));
 }
 
 /* Whether dtype t holds the integer v exactly. A float does when v
@@ -303,28 +324,29 @@ static int holds_exactly(enum de_dtype t, uint64_t v)
 	return 0;
 }
 
-/* The exact sum for each of the 13 input values, in T where T holds it;
+/* The exact sum for each residue of the period, in T where T holds it;
  * elements then compare with == (no tolerance: the sums are integers). */
 #define DEFINE_VERIFY(name, T, DTYPE)                                     \
 	static size_t name(const T *b, size_t n, uint32_t world)        \
 	{                                                               \
 		T want[DE_PERIOD];                                      \
 		int exact[DE_PERIOD];                                   \
-		uint64_t tri = triangle(world);                         \
+		uint32_t p = de_input_period(DTYPE, world), k;          \
 		size_t i, wrong = 0;                                    \
-		unsigned k;                                             \
 									\
-		for (k = 0; k < DE_PERIOD; k++) {                       \
-			uint64_t v = tri * (k + 1);                     \
+		if (p == 0)                                             \
+			return n;                                       \
+		for (k = 0; k < p; k++) {                               \
+			uint64_t v = (uint64_t)world +                  \
+				     residue_sum(world, p, k);          \
 									\
-			exact[k] = tri <= UINT64_MAX / (k + 1) &&       \
-				   holds_exactly(DTYPE, v);             \
+			exact[k] = holds_exactly(DTYPE, v);             \
 			want[k] = exact[k] ? (T)v : 0;                  \
 		}                                                       \
 		for (i = 0, k = 0; i < n; i++) {                        \
 			if (!exact[k] || b[i] != want[k])               \
 				wrong++;                                \
-			if (++k == DE_PERIOD)                           \
+			if (++k == p)                                   \
 				k = 0;                                  \
 		}                                                       \
 		return wrong;                                           \

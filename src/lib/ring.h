@@ -41,12 +41,11 @@ const char *de_dtype_name(enum de_dtype t);
  * typo cannot silently pick a different width. */
 int de_dtype_parse(const char *s, enum de_dtype *t, struct de_err *err);
 
-/* The check's largest element after a sum over w ranks is
- * 13*w*(w+1)/2; it must be exact in the dtype:
- *   float32  <= 2^24       -> w <= 1606
- *   int32    <= 2^31-1     -> w <= 18175
- *   float64  <= 2^53       -> w <= 37225299
- *   int64    <= 2^63-1     -> w <= 1191209600
+/* The check's inputs are small positive integers (below), so a sum over
+ * w ranks is exact while w times the largest input fits the dtype's exact
+ * integers; with inputs down to 1 at the largest worlds:
+ *   float32  w <= 2^24 = 16777216     int32  w <= 2^31-1
+ *   float64, int64: every 32-bit w
  * de_dtype_world_max returns that largest w (0 outside the enum);
  * de_dtype_world_ok fails for w == 0 or w above it, naming the limit. */
 uint32_t de_dtype_world_max(enum de_dtype t);
@@ -98,19 +97,29 @@ void de_ring_slice(size_t count, size_t esz, uint32_t n, size_t k, struct de_seg
 void de_reduce_sum(enum de_dtype t, void *restrict dst,
 		   const void *restrict src, size_t count);
 
-/* Element i of rank r = (r+1) * (i%13 + 1): small integers, so every
- * partial sum is exact while de_dtype_world_ok holds, and the result is
- * the same bits whatever order the ranks add in. */
-void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank);
+/* The input period p for w ranks: 13 while w*13 is exact in t, then the
+ * largest p with w*p exact, down to 1 (0: no input is exact at w). */
+uint32_t de_input_period(enum de_dtype t, uint32_t world);
 
-/* Expected element i after a sum over world ranks:
- * (i%13+1) * world*(world+1)/2 (as a double: for printing). */
+/* Element i of rank r (of w) = 1 + (r + i) % p: each rank's buffer and
+ * each position differ (a misplaced segment shows), every partial sum is
+ * an integer at most w*p, exact in t, and the result is the same bits
+ * whatever order the ranks add in. */
+void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank,
+		   uint32_t world);
+
+/* Expected element i after a sum over world ranks (as a double: for
+ * printing and tests; exact below 2^53). */
 double de_expected(size_t i, uint32_t world);
 
 /* Elements of buf[0..count) that differ from the exact expected sum. An
  * element whose exact sum the dtype cannot hold always counts as wrong. */
 size_t de_verify_sum(enum de_dtype t, const void *buf, size_t count,
 		     uint32_t world);
+
+/* The figure each rank line shows, the sum of rank+1 over w ranks,
+ * w*(w+1)/2, exact for every 32-bit w. */
+uint64_t de_rank_sum(uint32_t world);
 
 /* Element i of buf as a double, for printing. */
 double de_value_at(enum de_dtype t, const void *buf, size_t i);

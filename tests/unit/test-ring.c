@@ -71,8 +71,8 @@ static void test_dtypes(void)
 static void test_world_limits(void)
 {
 	static const uint32_t want_max[DE_DTYPE_COUNT] = {
-		[DE_F32] = 1606, [DE_F64] = 37225299,
-		[DE_I32] = 18175, [DE_I64] = 1191209600,
+		[DE_F32] = 16777216, [DE_F64] = UINT32_MAX,
+		[DE_I32] = INT32_MAX, [DE_I64] = UINT32_MAX,
 	};
 	struct de_err e;
 	size_t i;
@@ -83,24 +83,32 @@ static void test_world_limits(void)
 
 		is_int(max, want_max[t], "largest exact world for %s", de_dtype_name(t));
 		ok(de_dtype_world_ok(t, 1, &e) == 0, "%s: world 1 ok", de_dtype_name(t));
+		ok(de_dtype_world_ok(t, 100000, &e) == 0, "%s: world 100000 ok", de_dtype_name(t));
 		ok(de_dtype_world_ok(t, max, &e) == 0, "%s: world %u ok", de_dtype_name(t), max);
-		ok(de_dtype_world_ok(t, max + 1, &e) == -1, "%s: world %u rejected",
-		   de_dtype_name(t), max + 1);
-		ok(de_dtype_world_ok(t, UINT32_MAX, &e) == -1, "%s: world 2^32-1 rejected",
-		   de_dtype_name(t));
+		if (max < UINT32_MAX)
+			ok(de_dtype_world_ok(t, max + 1, &e) == -1, "%s: world %u rejected",
+			   de_dtype_name(t), max + 1);
 		ok(de_dtype_world_ok(t, 0, &e) == -1, "%s: world 0 rejected", de_dtype_name(t));
 	}
-	de_dtype_world_ok(DE_F32, 1607, &e);
-	is_str(e.msg, "world size 1607 with float32: the check's largest sum 13*w*(w+1)/2 must be at most 16777216 to be exact; expected at most 1606 ranks (or a wider dtype)",
+	de_dtype_world_ok(DE_F32, 16777217, &e);
+	is_str(e.msg, "world size 16777217 with float32: a sum of one per rank must be at most 16777216 to be exact; expected at most 16777216 ranks (or a wider dtype)",
 	       "float32 limit error names the world, the bound and the largest world");
 	de_dtype_world_ok(DE_I32, 0, &e);
 	is_str(e.msg, "world size 0: expected at least 1 rank", "world 0 error");
 	ok(de_dtype_world_ok((enum de_dtype)9, 4, &e) == -1, "dtype outside the enum rejected");
 	is_int(de_dtype_world_max((enum de_dtype)9), 0, "no world for a dtype outside the enum");
+	is_int(de_input_period(DE_F32, 2), 13, "period 13 for small worlds");
+	is_int(de_input_period(DE_F32, 1290555), 13, "float32: period 13 up to 2^24/13 ranks");
+	is_int(de_input_period(DE_F32, 1290556), 12, "float32: a shorter period past it");
+	is_int(de_input_period(DE_F32, 16777216), 1, "float32: inputs of 1 at 2^24 ranks");
+	is_int(de_input_period(DE_F32, 16777217), 0, "float32: nothing exact past 2^24 ranks");
+	ok(de_rank_sum(2) == 3 && de_rank_sum(100000) == UINT64_C(5000050000) &&
+	   de_rank_sum(UINT32_MAX) == UINT64_C(9223372034707292160),
+	   "rank sum N(N+1)/2 exact: 3 for 2 ranks, 5000050000 for 100000, no overflow at 2^32-1");
 }
 
-/* At each dtype's largest world the sum over ranks, added in rank order
- * and in reverse, is exact and the same bits both ways. */
+/* At large worlds the sum over ranks, added in rank order and in reverse,
+ * is exact and the same bits both ways. */
 static void test_sum_at_world_limit(enum de_dtype t, uint32_t world)
 {
 	size_t count = 29, bytes = count * de_dtype_size(t);
@@ -109,12 +117,12 @@ static void test_sum_at_world_limit(enum de_dtype t, uint32_t world)
 	void *tmp = xcalloc(count, de_dtype_size(t));
 	uint32_t r;
 
-	de_fill_input(t, up, count, 0);
-	de_fill_input(t, down, count, world - 1);
+	de_fill_input(t, up, count, 0, world);
+	de_fill_input(t, down, count, world - 1, world);
 	for (r = 1; r < world; r++) {
-		de_fill_input(t, tmp, count, r);
+		de_fill_input(t, tmp, count, r, world);
 		de_reduce_sum(t, up, tmp, count);
-		de_fill_input(t, tmp, count, world - 1 - r);
+		de_fill_input(t, tmp, count, world - 1 - r, world);
 		de_reduce_sum(t, down, tmp, count);
 	}
 	is_int((long long)de_verify_sum(t, up, count, world), 0,
@@ -416,7 +424,7 @@ static int simulate(enum de_dtype t, uint32_t n, size_t count)
 	for (r = 0; r < n; r++) {
 		buf[r] = xcalloc(count, esz);
 		wire[r] = xcalloc(wire_len, esz);
-		de_fill_input(t, buf[r], count, r);
+		de_fill_input(t, buf[r], count, r, n);
 	}
 	good = run_phase(REDUCE_SCATTER, t, n, count, buf, wire) &&
 	       owned_reduced(t, n, count, buf) &&
@@ -486,11 +494,11 @@ static void test_reduce(void)
 				void *dst = xcalloc(len + off, de_dtype_size(t));
 				void *src = xcalloc(len + off, de_dtype_size(t));
 
-				de_fill_input(t, dst, len + off, 2);
-				de_fill_input(t, src, len + off, 4);
+				de_fill_input(t, dst, len + off, 2, 8);
+				de_fill_input(t, src, len + off, 4, 8);
 				de_reduce_sum(t, elem(dst, t, off), elem(src, t, off), len);
 				for (i = 0; i < len + off; i++) {
-					double want = (double)(i % 13 + 1) * (i < off ? 3 : 8);
+					double want = (double)(1 + (2 + i) % 13) + (i < off ? 0 : (double)(1 + (4 + i) % 13));
 
 					if (de_value_at(t, dst, i) != want) {
 						printf("# %s len %zu off %zu: element %zu = %g, want %g\n",
@@ -526,20 +534,22 @@ static void test_reduce(void)
 
 static void test_values(void)
 {
-	float f[26];
+	float f[26], g[26];
 	int32_t v[13];
-	size_t i;
 
 	ok(de_expected(0, 1) == 1.0, "expected element 0, 1 rank");
-	ok(de_expected(12, 4) == 130.0, "expected element 12, 4 ranks = 13*10");
-	ok(de_expected(13, 4) == 10.0, "expected element 13 wraps to factor 1");
-	ok(de_expected(12, UINT32_MAX) == 13.0 * 9223372034707292160.0,
-	   "expected value for 2^32-1 ranks has no 64-bit overflow");
+	ok(de_expected(0, 2) == 3.0, "expected element 0, 2 ranks = 1+2");
+	ok(de_expected(12, 4) == 19.0, "expected element 12, 4 ranks = 13+1+2+3");
+	ok(de_expected(13, 4) == 10.0, "expected element 13 wraps to element 0");
+	ok(de_expected(5, 100000) == 100000.0 + 7692.0 * 78 + (5 + 6 + 7 + 8),
+	   "expected at 100000 ranks: 7692 whole periods and 4 more");
 
-	de_fill_input(DE_F32, f, 26, 2);
-	ok(f[0] == 3.0f && f[12] == 39.0f && f[13] == 3.0f && f[25] == 39.0f,
-	   "fill: element i of rank r is (r+1)*(i%%13+1)");
-	is_int((long long)de_verify_sum(DE_F32, f, 26, 2), 0, "rank 2's input is the sum over 2 ranks");
+	de_fill_input(DE_F32, f, 26, 0, 2);
+	de_fill_input(DE_F32, g, 26, 1, 2);
+	ok(f[0] == 1.0f && f[12] == 13.0f && f[13] == 1.0f && g[0] == 2.0f && g[12] == 1.0f,
+	   "fill: element i of rank r is 1 + (r+i)%%13");
+	de_reduce_sum(DE_F32, f, g, 26);
+	is_int((long long)de_verify_sum(DE_F32, f, 26, 2), 0, "ranks 0 and 1 summed verify for 2 ranks");
 	{
 		/* Sizes around the fill's block copies: below, at and past one
 		 * block (13*64), and not a multiple of anything. */
@@ -554,9 +564,9 @@ static void test_values(void)
 				uint8_t *b = malloc(n * 8 + 8);
 
 				memset(b, 0xee, n * 8 + 8);
-				de_fill_input((enum de_dtype)d, b, n, 4);
+				de_fill_input((enum de_dtype)d, b, n, 4, 8);
 				for (j = 0; j < n; j++)
-					if (de_value_at((enum de_dtype)d, b, j) != 5.0 * (double)(j % 13 + 1))
+					if (de_value_at((enum de_dtype)d, b, j) != (double)(1 + (4 + j) % 13))
 						all = 0;
 				if (b[n * de_dtype_size((enum de_dtype)d)] != 0xee)
 					all = 0;
@@ -568,14 +578,13 @@ static void test_values(void)
 	is_int((long long)de_verify_sum(DE_F32, f, 26, 2), 1, "one changed element counted");
 	f[20] = NAN;
 	is_int((long long)de_verify_sum(DE_F32, f, 26, 2), 2, "NaN counted as wrong");
-	ok(de_value_at(DE_F32, f, 7) == 25.0, "value_at float32");
-
-	/* 18176 ranks: the sum for factor 13 exceeds INT32_MAX, so that element
-	 * can never verify, whatever it holds; the others can. */
-	for (i = 0; i < 13; i++)
-		v[i] = (int32_t)((i + 1) * (18176u * 18177u / 2));
-	is_int((long long)de_verify_sum(DE_I32, v, 13, 18176), 1,
-	       "int32: an element whose sum overflows is wrong");
+	ok(de_value_at(DE_F32, f, 7) == 18.0, "value_at float32");
+	/* No input is exact past the dtype's limit: every element is wrong. */
+	is_int((long long)de_verify_sum(DE_F32, f, 26, 16777217), 26,
+	       "float32 past 2^24 ranks: nothing verifies");
+	memset(v, 0, sizeof(v));
+	is_int((long long)de_verify_sum(DE_I32, v, 13, 0), 13, "world 0: nothing verifies");
+	v[0] = 165192576;
 	ok(de_value_at(DE_I32, v, 0) == 165192576.0, "value_at int32");
 }
 
@@ -583,8 +592,10 @@ int main(void)
 {
 	test_dtypes();
 	test_world_limits();
-	test_sum_at_world_limit(DE_F32, de_dtype_world_max(DE_F32));
-	test_sum_at_world_limit(DE_I32, de_dtype_world_max(DE_I32));
+	test_sum_at_world_limit(DE_F32, 100000);
+	test_sum_at_world_limit(DE_F32, 1290556); /* the first shorter period */
+	test_sum_at_world_limit(DE_I32, 100000);
+	test_sum_at_world_limit(DE_F64, 3);
 	test_segments();
 	test_indices();
 	test_contributions();
