@@ -21,7 +21,8 @@ struct de_opts {
 	enum de_backend backend;
 	int timeout_s;
 	int bench;
-	size_t min_bytes, max_bytes; /* --sizes */
+	size_t min_bytes, max_bytes; /* -b, -e, --sizes */
+	unsigned factor;             /* -f */
 	int iters, warmup;
 	enum de_dtype dtype;
 	int json, quiet;
@@ -31,6 +32,7 @@ struct de_opts {
 /* Who this rank is and which launch it belongs to. */
 struct de_ident {
 	uint32_t rank, world, local_rank, local_world, node_rank;
+	int have_local_rank, have_local_world, have_node_rank; /* set in the environment */
 	uint32_t nnodes; /* from Slurm/torchrun when known, else 0 */
 	char host[DE_PROTO_MAX_STR + 1];
 	char master[DE_PROTO_MAX_STR + 1];

@@ -29,6 +29,7 @@
 #include "report.h"
 #include "settings.h"
 #include "socket.h"
+#include "world.h"
 
 #define DEFAULT_COUNT 262147 /* ~1 MiB of float32, not divisible by small worlds */
 
@@ -48,24 +49,35 @@ static void usage(FILE *out)
 		"  --backend=auto|socket|nccl  auto: nccl when built and a GPU is visible\n"
 		"  --timeout=SECONDS           bound on every phase (default 60)\n"
 		"  --count=N                   elements in the check's allreduce (default %d)\n"
-		"  --dtype=float32|float64|int32|int64  (default float32)\n"
+		"  -d, --dtype=float32|float64|int32|int64  (default float32)\n"
 		"  --bench                     size sweep with bandwidth table (nccl-tests style)\n"
-		"  --sizes=MIN:MAX             bench sizes in bytes, K/M/G suffixes (default 8:64M)\n"
-		"  --iters=N                   timed iterations per size (default 20)\n"
-		"  --warmup=N                  untimed iterations per size (default 5)\n"
+		"  -b, --minbytes=SIZE         bench sizes from SIZE (default 8) ...\n"
+		"  -e, --maxbytes=SIZE         ... to SIZE (default 64M) ...\n"
+		"  -f, --stepfactor=N          ... multiplying by N (default 2)\n"
+		"  --sizes=MIN:MAX             the same as -b MIN -e MAX\n"
+		"                              SIZE: bytes, with K, M or G (1024-based)\n"
+		"  -n, --iters=N               timed iterations per size (default 20)\n"
+		"  -w, --warmup=N              untimed iterations per size (default 5)\n"
 		"  --json                      one JSON object per rank instead of the line\n"
 		"  --quiet                     only failures and rank 0's verdict\n"
 		"  --insecure                  no authentication (anyone may join): only with a warning\n"
-		"  --help, --version\n\n"
+		"  -h, --help, -V, --version\n"
+		"Options take VALUE as --opt=VALUE or --opt VALUE; long names may be\n"
+		"shortened while unambiguous.\n\n"
+		"Exact at any size: the check's inputs are small integers, exact in float32\n"
+		"up to 2^24 ranks and in int32 up to 2^31-1; float64 and int64 at any size.\n"
 		"Authentication: MUNGE where munged runs (every Slurm node; the socket from\n"
 		"slurm.conf's AuthInfo or DISTENV_MUNGE_SOCKET), else DISTENV_SECRET or\n"
-		"DISTENV_SECRET_FILE (the same secret in every rank), else --insecure.\n"
+		"DISTENV_SECRET_FILE (the same secret, 16 bytes or more, in every rank),\n"
+		"else --insecure.\n"
 		"Environment: DISTENV_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME)\n"
 		"picks the data interface; by default the one that routes to MASTER_ADDR.\n"
-		"Exit status: 0 every rank verified, 1 the check failed, 2 usage error.\n",
+		"Exit status: 0 every rank verified, 1 the check failed, 2 bad usage or a bad\n"
+		"variable. See man distenv-check.\n",
 		DEFAULT_COUNT);
 }
 
+/* SIZE: a byte count with an optional K/M/G (1024-based) suffix. */
 static int parse_bytes(const char *what, const char *s, size_t *out,
 		       struct de_err *err)
 {
@@ -74,7 +86,7 @@ static int parse_bytes(const char *what, const char *s, size_t *out,
 	unsigned long v;
 
 	if (n == 0 || n >= sizeof(num))
-		return de_errf(err, "%s=\"%s\": expected a byte count like 8, 4K, 64M", what, s);
+		return de_errf(err, "%s \"%s\": expected a byte count like 8, 4K, 64M or 1G", what, s);
 	memcpy(num, s, n + 1);
 	switch (num[n - 1]) {
 	case 'K': case 'k': mult = 1ul << 10; num[n - 1] = '\0'; break;
@@ -82,46 +94,71 @@ static int parse_bytes(const char *what, const char *s, size_t *out,
 	case 'G': case 'g': mult = 1ul << 30; num[n - 1] = '\0'; break;
 	default: break;
 	}
-	if (de_parse_ulong(what, num, 0, (4ul << 30) / mult, &v, err))
-		return -1;
+	if (num[0] < '0' || num[0] > '9' ||
+	    de_parse_ulong(what, num, 0, (4ul << 30) / mult, &v, NULL))
+		return de_errf(err, "%s \"%s\": expected a byte count like 8, 4K, 64M or 1G (at most 4G)",
+			       what, s);
 	*out = v * mult;
 	return 0;
+}
+
+enum {
+	OPT_BACKEND = 256, OPT_TIMEOUT, OPT_COUNT, OPT_BENCH, OPT_SIZES,
+	OPT_JSON, OPT_QUIET, OPT_INSECURE,
+};
+
+/* The option as the user wrote it, for errors: "-b" or "--minbytes". */
+static const char *opt_name(const struct option *longopts, int ch, int idx,
+			    char *buf, size_t len)
+{
+	if (idx >= 0)
+		snprintf(buf, len, "--%s", longopts[idx].name);
+	else
+		snprintf(buf, len, "-%c", ch);
+	return buf;
 }
 
 static int parse_opts(struct de_check *c, int argc, char **argv,
 		      size_t *count, struct de_err *err)
 {
 	static const struct option longopts[] = {
-		{ "backend", required_argument, NULL, 'b' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "count", required_argument, NULL, 'c' },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "dtype", required_argument, NULL, 'd' },
-		{ "bench", no_argument, NULL, 'B' },
-		{ "sizes", required_argument, NULL, 's' },
-		{ "iters", required_argument, NULL, 'i' },
+		{ "bench", no_argument, NULL, OPT_BENCH },
+		{ "minbytes", required_argument, NULL, 'b' },
+		{ "maxbytes", required_argument, NULL, 'e' },
+		{ "stepfactor", required_argument, NULL, 'f' },
+		{ "sizes", required_argument, NULL, OPT_SIZES },
+		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "insecure", no_argument, NULL, 'I' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "insecure", no_argument, NULL, OPT_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
-	int ch;
+	char name[32];
+	int ch, idx;
 
 	c->o.backend = DE_BACKEND_AUTO;
 	c->o.timeout_s = 60;
 	c->o.min_bytes = 8;
 	c->o.max_bytes = 64u << 20;
+	c->o.factor = 2;
 	c->o.iters = 20;
 	c->o.warmup = 5;
 	c->o.dtype = DE_F32;
 	*count = DEFAULT_COUNT;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (idx = -1; (ch = getopt_long(argc, argv, ":hVd:b:e:f:n:w:", longopts, &idx)) != -1; idx = -1) {
+		const char *opt = opt_name(longopts, ch, idx, name, sizeof(name));
+
 		switch (ch) {
-		case 'b':
+		case OPT_BACKEND:
 			if (strcmp(optarg, "auto") == 0)
 				c->o.backend = DE_BACKEND_AUTO;
 			else if (strcmp(optarg, "socket") == 0)
@@ -129,14 +166,14 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 			else if (strcmp(optarg, "nccl") == 0)
 				c->o.backend = DE_BACKEND_NCCL;
 			else
-				return de_errf(err, "--backend=%s: expected auto, socket or nccl", optarg);
+				return de_errf(err, "--backend \"%s\": expected auto, socket or nccl", optarg);
 			break;
-		case 't':
+		case OPT_TIMEOUT:
 			if (de_parse_ulong("--timeout", optarg, 1, 86400, &v, err))
 				return -1;
 			c->o.timeout_s = (int)v;
 			break;
-		case 'c':
+		case OPT_COUNT:
 			if (de_parse_ulong("--count", optarg, 1, 1ul << 30, &v, err))
 				return -1;
 			*count = v;
@@ -145,40 +182,52 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 			if (de_dtype_parse(optarg, &c->o.dtype, err))
 				return -1;
 			break;
-		case 'B':
+		case OPT_BENCH:
 			c->o.bench = 1;
 			break;
-		case 's': {
-			char *colon = strchr(optarg, ':');
+		case 'b':
+			if (parse_bytes(opt, optarg, &c->o.min_bytes, err))
+				return -1;
+			break;
+		case 'e':
+			if (parse_bytes(opt, optarg, &c->o.max_bytes, err))
+				return -1;
+			break;
+		case 'f':
+			if (de_parse_ulong(opt, optarg, 2, 1024, &v, err))
+				return -1;
+			c->o.factor = (unsigned)v;
+			break;
+		case OPT_SIZES: {
+			char buf[64], *colon;
 
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			colon = strchr(buf, ':');
 			if (colon == NULL)
-				return de_errf(err, "--sizes=%s: expected MIN:MAX, e.g. 8:64M", optarg);
+				return de_errf(err, "--sizes \"%s\": expected MIN:MAX, e.g. 8:64M", optarg);
 			*colon = '\0';
-			if (parse_bytes("--sizes MIN", optarg, &c->o.min_bytes, err) ||
+			if (parse_bytes("--sizes MIN", buf, &c->o.min_bytes, err) ||
 			    parse_bytes("--sizes MAX", colon + 1, &c->o.max_bytes, err))
 				return -1;
-			if (c->o.min_bytes > c->o.max_bytes)
-				return de_errf(err, "--sizes: MIN %zu is above MAX %zu",
-					       c->o.min_bytes, c->o.max_bytes);
 			break;
 		}
-		case 'i':
-			if (de_parse_ulong("--iters", optarg, 1, 100000, &v, err))
+		case 'n':
+			if (de_parse_ulong(opt, optarg, 1, 100000, &v, err))
 				return -1;
 			c->o.iters = (int)v;
 			break;
 		case 'w':
-			if (de_parse_ulong("--warmup", optarg, 0, 100000, &v, err))
+			if (de_parse_ulong(opt, optarg, 0, 100000, &v, err))
 				return -1;
 			c->o.warmup = (int)v;
 			break;
-		case 'j':
+		case OPT_JSON:
 			c->o.json = 1;
 			break;
-		case 'q':
+		case OPT_QUIET:
 			c->o.quiet = 1;
 			break;
-		case 'I':
+		case OPT_INSECURE:
 			c->o.insecure = 1;
 			break;
 		case 'h':
@@ -187,12 +236,24 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 		case 'V':
 			printf("distenv-check %s\n", PACKAGE_VERSION);
 			exit(0);
+		case ':':
+			return de_errf(err, "%s needs a value (see --help)", argv[optind - 1]);
 		default:
-			return de_errf(err, "unknown option \"%s\" (see --help)", argv[optind - 1]);
+			if (optopt != 0 && optopt < 256)
+				return de_errf(err, "unknown option \"-%c\" (see --help)", optopt);
+			return de_errf(err, "unknown or ambiguous option \"%s\" (see --help)",
+				       argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		return de_errf(err, "unexpected argument \"%s\" (see --help)", argv[optind]);
+	/* Bench sizes must hold at least one element each. */
+	if (c->o.min_bytes > c->o.max_bytes)
+		return de_errf(err, "bench sizes: MIN %zu is above MAX %zu bytes",
+			       c->o.min_bytes, c->o.max_bytes);
+	if (c->o.min_bytes < de_dtype_size(c->o.dtype))
+		return de_errf(err, "bench sizes: MIN %zu bytes is less than one %s element (%zu bytes)",
+			       c->o.min_bytes, de_dtype_name(c->o.dtype), de_dtype_size(c->o.dtype));
 	return 0;
 }
 
@@ -252,17 +313,33 @@ static int read_env(struct de_check *c, struct de_fail *f)
 	if (c->id.rank >= c->id.world)
 		return de_fail_set(f, DE_D_RANK_RANGE, "RANK=%u is not below WORLD_SIZE=%u",
 				   c->id.rank, c->id.world);
+	/* Unset, they default as for one rank per node; values that do not
+	 * fit the node are rank 0's to judge, for the whole job (world.c). */
 	c->id.local_rank = 0;
 	c->id.local_world = 1;
-	if (getenv("LOCAL_RANK") && get_u32("LOCAL_RANK", 0, &c->id.local_rank, &e))
-		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
-	if (getenv("LOCAL_WORLD_SIZE") && get_u32("LOCAL_WORLD_SIZE", 1, &c->id.local_world, &e))
-		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
-	if (c->id.local_rank >= c->id.local_world)
-		return de_fail_set(f, DE_D_ENV, "LOCAL_RANK=%u is not below LOCAL_WORLD_SIZE=%u",
-				   c->id.local_rank, c->id.local_world);
-	if ((v = getenv("GROUP_RANK")) || (v = getenv("NODE_RANK")))
-		c->id.node_rank = (uint32_t)strtoul(v, NULL, 10);
+	c->id.have_local_rank = getenv("LOCAL_RANK") != NULL;
+	c->id.have_local_world = getenv("LOCAL_WORLD_SIZE") != NULL;
+	if (c->id.have_local_rank && get_u32("LOCAL_RANK", 0, &c->id.local_rank, &e))
+		return de_fail_set(f, DE_D_LOCAL_RANK, "%s", e.msg);
+	if (c->id.have_local_world && get_u32("LOCAL_WORLD_SIZE", 1, &c->id.local_world, &e))
+		return de_fail_set(f, DE_D_LOCAL_RANK, "%s", e.msg);
+	if (c->id.local_rank == DE_UNSET || c->id.local_world == DE_UNSET)
+		return de_fail_set(f, DE_D_LOCAL_RANK, "LOCAL_RANK/LOCAL_WORLD_SIZE %u: expected below %u",
+				   DE_UNSET, DE_UNSET);
+	{
+		const char *g = getenv("GROUP_RANK"), *n = getenv("NODE_RANK");
+		uint32_t gv = 0, nv = 0;
+
+		if ((g && get_u32("GROUP_RANK", 0, &gv, &e)) || (n && get_u32("NODE_RANK", 0, &nv, &e)))
+			return de_fail_set(f, DE_D_NODE_RANK, "%s", e.msg);
+		if (g && n && gv != nv)
+			return de_fail_set(f, DE_D_NODE_RANK, "GROUP_RANK=%u but NODE_RANK=%u: one node, one value",
+					   gv, nv);
+		c->id.have_node_rank = g != NULL || n != NULL;
+		c->id.node_rank = g ? gv : nv;
+		if (c->id.node_rank == DE_UNSET)
+			return de_fail_set(f, DE_D_NODE_RANK, "NODE_RANK=%u: expected below %u", DE_UNSET, DE_UNSET);
+	}
 	if ((v = getenv("GROUP_WORLD_SIZE")) || (v = getenv("SLURM_STEP_NUM_NODES")) ||
 	    (v = getenv("SLURM_NNODES")))
 		c->id.nnodes = (uint32_t)strtoul(v, NULL, 10);
@@ -275,6 +352,11 @@ static int read_env(struct de_check *c, struct de_fail *f)
 	c->id.master_port = (uint16_t)port;
 	if (gethostname(c->id.host, sizeof(c->id.host)) != 0)
 		snprintf(c->id.host, sizeof(c->id.host), "?");
+	/* distenv-simulate's pseudo-nodes share this host's name: each is its
+	 * own node to the layout check and the probe, named as it names them. */
+	if ((v = getenv("DISTENV_SIMULATED")) != NULL && *v &&
+	    (v = getenv("DISTENV_SIMULATED_NODE")) != NULL && *v)
+		snprintf(c->id.host, sizeof(c->id.host), "node%.20s", v);
 	/* Only the ranks of this launch may join: other jobs are turned away. */
 	if ((v = getenv("SLURM_JOB_ID")) != NULL && have_slurm)
 		snprintf(c->id.token, sizeof(c->id.token), "slurm:%s.%s", v,
@@ -327,32 +409,69 @@ static int is_numeric_addr(const char *s)
 	return rc == 0;
 }
 
-/* What can be seen before talking to anyone. */
-static int preflight(struct de_check *c, struct de_fail *f)
+static int simulated(void)
 {
-	struct de_addr self;
-	struct de_err e;
-	const char *spec, *how;
-	char a[64];
 	/* distenv-simulate runs N pseudo-nodes on this one host, all through
 	 * 127.0.0.1 by design: the loopback checks are for real nodes. */
 	const char *sim = getenv("DISTENV_SIMULATED");
-	int multi = c->id.nnodes > 1 && (sim == NULL || *sim == '\0');
+
+	return sim != NULL && *sim != '\0';
+}
+
+/* On a job of several nodes nothing may go through loopback: MASTER_ADDR,
+ * this host's name (peers are told to connect to it) or the data
+ * interface. With nodes == 0 only MASTER_ADDR and the name are known. */
+static int loopback_checks(struct de_check *c, uint32_t nodes, const char *counted,
+			   struct de_fail *f)
+{
+	struct de_addr self;
+	struct de_err e;
+	char a[64];
+
+	if (nodes <= 1 || simulated())
+		return 0;
+	if (de_addr_is_loopback(&c->net.master_addr)) {
+		de_addr_str(&c->net.master_addr, a, sizeof(a));
+		return de_fail_set(f, DE_D_MASTER_LOOPBACK,
+				   "MASTER_ADDR=%s is %s (loopback) but the job spans %u nodes%s",
+				   c->id.master, a, nodes, counted);
+	}
+	if (de_resolve(c->id.host, 0, &self, &e) == 0 && de_addr_is_loopback(&self)) {
+		de_addr_str(&self, a, sizeof(a));
+		return de_fail_set(f, DE_D_HOST_LOOPBACK,
+				   "this node's name %s resolves to %s (loopback) on a %u-node job%s",
+				   c->id.host, a, nodes, counted);
+	}
+	if (c->net.data_addr.len > 0 && de_addr_is_loopback(&c->net.data_addr)) {
+		de_addr_str(&c->net.data_addr, a, sizeof(a));
+		return de_fail_set(f, DE_D_USAGE,
+				   "the data interface %s (%s, by %s) is loopback on a %u-node job%s",
+				   c->net.iface, a, c->net.iface_how, nodes, counted);
+	}
+	return 0;
+}
+
+/* After the join: a hand run on several machines has no node count from
+ * Slurm or torchrun, but the peer table has one. */
+static int joined_checks(struct de_check *c, struct de_fail *f)
+{
+	uint32_t nodes = de_peers_nodes(&c->peers);
+
+	if (c->id.nnodes != 0)
+		return 0;
+	return loopback_checks(c, nodes, " (counted from the ranks' host names)", f);
+}
+
+/* What can be seen before talking to anyone. */
+static int preflight(struct de_check *c, struct de_fail *f)
+{
+	struct de_err e;
+	const char *spec, *how;
 
 	if (de_resolve(c->id.master, c->id.master_port, &c->net.master_addr, &e))
 		return de_fail_set(f, DE_D_MASTER_RESOLVE, "MASTER_ADDR: %s", e.msg);
-	if (multi && de_addr_is_loopback(&c->net.master_addr)) {
-		de_addr_str(&c->net.master_addr, a, sizeof(a));
-		return de_fail_set(f, DE_D_MASTER_LOOPBACK,
-				   "MASTER_ADDR=%s is %s (loopback) but the job spans %u nodes",
-				   c->id.master, a, c->id.nnodes);
-	}
-	if (multi && de_resolve(c->id.host, 0, &self, &e) == 0 && de_addr_is_loopback(&self)) {
-		de_addr_str(&self, a, sizeof(a));
-		return de_fail_set(f, DE_D_HOST_LOOPBACK,
-				   "this node's name %s resolves to %s (loopback) on a %u-node job",
-				   c->id.host, a, c->id.nnodes);
-	}
+	if (loopback_checks(c, c->id.nnodes, "", f))
+		return -1;
 	if (c->id.nodelist != NULL && !is_numeric_addr(c->id.master) &&
 	    de_hostlist_find(c->id.nodelist, DE_HL_SUFFIX, c->id.master, &e) < 0)
 		return de_fail_set(f, DE_D_MASTER_NOT_IN_STEP,
@@ -389,12 +508,8 @@ static int preflight(struct de_check *c, struct de_fail *f)
 					   c->id.master, e.msg);
 		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s", how);
 	}
-	if (multi && de_addr_is_loopback(&c->net.data_addr)) {
-		de_addr_str(&c->net.data_addr, a, sizeof(a));
-		return de_fail_set(f, DE_D_USAGE,
-				   "the data interface %s (%s, by %s) is loopback on a %u-node job",
-				   c->net.iface, a, c->net.iface_how, c->id.nnodes);
-	}
+	if (loopback_checks(c, c->id.nnodes, "", f))
+		return -1;
 	c->net.data_fd = de_listen(&c->net.data_addr, 128, &e);
 	if (c->net.data_fd < 0)
 		return de_fail_set(f, DE_D_USAGE, "data listener: %s", e.msg);
@@ -492,6 +607,16 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 	return 0;
 }
 
+/* The bench size after bytes (times --stepfactor), 0 past the last. */
+static size_t next_size(const struct de_check *c, size_t bytes)
+{
+	if (bytes >= c->o.max_bytes || bytes > c->o.max_bytes / c->o.factor) {
+		/* nccl-tests ends on MAX even when the factor steps over it. */
+		return bytes < c->o.max_bytes ? c->o.max_bytes : 0;
+	}
+	return bytes * c->o.factor;
+}
+
 /* The bench buffer, on transparent huge pages where it is big enough:
  * the kernel's copies in and out of a 64 MiB buffer walk 16384 small
  * pages otherwise, and the TLB misses cost ~10% of the bandwidth here.
@@ -519,7 +644,7 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 
 	if (buf == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory for %zu bytes", c->o.max_bytes);
-	for (bytes = c->o.min_bytes; bytes <= c->o.max_bytes; bytes = bytes ? bytes * 2 : esz) {
+	for (bytes = c->o.min_bytes; bytes != 0; bytes = next_size(c, bytes)) {
 		size_t count = bytes / esz;
 		double us = 0;
 		long wrong;
@@ -540,8 +665,6 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 		}
 		if (c->id.rank == 0)
 			de_report_bench_row(c, !printed++, count, us, wrong);
-		if (bytes == 0 && esz == 0)
-			break;
 	}
 	free(buf);
 	return 0;
@@ -549,10 +672,10 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 
 static int count_sizes(const struct de_check *c)
 {
-	size_t esz = de_dtype_size(c->o.dtype), b;
+	size_t b;
 	int n = 0;
 
-	for (b = c->o.min_bytes; b <= c->o.max_bytes; b = b ? b * 2 : esz)
+	for (b = c->o.min_bytes; b != 0; b = next_size(c, b))
 		n++;
 	return n;
 }
@@ -570,6 +693,8 @@ static int run(struct de_check *c, size_t count, struct de_fail *f)
 	}
 	if (de_acceptor_start(c, f) || de_rdv_join(c, f))
 		return -1;
+	if (joined_checks(c, f))
+		return de_rdv_report_failure(c, f);
 	/* Phase 0: every pair of nodes, both directions, as NCCL/gloo will. */
 	if (de_probe_nodes(c, f, report, sizeof(report)) != 0)
 		return de_rdv_report_failure(c, f);
@@ -615,11 +740,11 @@ int main(int argc, char **argv)
 		return f.diag == DE_D_USAGE ? 2 : 1;
 	}
 	c.nphases = 1 + (c.o.bench ? count_sizes(&c) : 1);
-	snprintf(c.id.params, sizeof(c.id.params), "%s %s count=%zu sizes=%zu:%zu iters=%d warmup=%d",
+	snprintf(c.id.params, sizeof(c.id.params), "%s %s count=%zu sizes=%zu:%zu*%u iters=%d warmup=%d",
 		 c.o.bench ? "bench" : "check", de_dtype_name(c.o.dtype),
 		 c.o.bench ? 0 : count, c.o.bench ? c.o.min_bytes : 0,
-		 c.o.bench ? c.o.max_bytes : 0, c.o.bench ? c.o.iters : 0,
-		 c.o.bench ? c.o.warmup : 0);
+		 c.o.bench ? c.o.max_bytes : 0, c.o.bench ? c.o.factor : 0,
+		 c.o.bench ? c.o.iters : 0, c.o.bench ? c.o.warmup : 0);
 	rc = run(&c, count, &f) ? 1 : 0;
 	if (rc != 0)
 		de_report_fail(&c, &f);

@@ -187,9 +187,13 @@ static int nccl_select(struct de_check *c, struct de_fail *f)
 
 	if (n <= 0)
 		return de_fail_set(f, DE_D_GPU, "--backend=nccl but no GPU is visible: %s", why.msg);
+	/* The device is chosen before the rendezvous, where rank 0 judges the
+	 * layout: a LOCAL_RANK past LOCAL_WORLD_SIZE is named here. */
+	if (c->id.local_rank >= c->id.local_world)
+		return de_fail_set(f, DE_D_LOCAL_RANK, "LOCAL_RANK=%u is not below LOCAL_WORLD_SIZE=%u",
+				   c->id.local_rank, c->id.local_world);
 	if (c->id.local_rank >= (uint32_t)n) {
-		/* main.c guarantees LOCAL_RANK < LOCAL_WORLD_SIZE, so here
-		 * more tasks share this node than it shows GPUs. */
+		/* Here more tasks share this node than it shows GPUs. */
 		if (n == 1 && c->id.local_world > 1)
 			return de_fail_set(f, DE_D_GPU,
 					   "LOCAL_RANK=%u but only 1 visible GPU (CUDA_VISIBLE_DEVICES=%s): "

@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "check.h"
 #include "rendezvous.h"
+#include "world.h"
 
 
 /* since: when this wait began, for the time the failure states. */
@@ -34,6 +35,32 @@ static int wait_frame(struct de_check *c, int64_t since, int64_t deadline, enum 
 				   c->id.master, c->id.master_port,
 				   (double)(de_now_ms() - since) / 1000.0);
 	return de_fail_set(f, DE_D_INTERNAL, "from rank 0: %s", e.msg);
+}
+
+/* Rank 0 greets every connection at once with a CHALLENGE; bytes that
+ * are not a distenv frame, or silence until the deadline, mean another
+ * program holds MASTER_PORT: say what it looks like. */
+static int wait_greeting(struct de_check *c, int64_t deadline, enum de_msg *type,
+			 const uint8_t **frame, size_t *len, struct de_fail *f)
+{
+	int64_t since = de_now_ms();
+	char what[160];
+
+	if (wait_frame(c, since, deadline, type, frame, len, f) == 0)
+		return 0;
+	if (f->diag == DE_D_INTERNAL && c->net.rdv_rb.len > 0) {
+		de_foreign_describe(c->net.rdv_rb.data, c->net.rdv_rb.len, what, sizeof(what));
+		return de_fail_set(f, DE_D_NOT_DISTENV,
+				   "MASTER_ADDR=%s port %u is not a distenv rank 0: it answered like %s",
+				   c->id.master, c->id.master_port, what);
+	}
+	if (f->diag == DE_D_TIMEOUT)
+		return de_fail_set(f, DE_D_NOT_DISTENV,
+				   "MASTER_ADDR=%s port %u accepted the connection but sent nothing in %.1f s: "
+				   "a distenv rank 0 greets at once; something else listens there (a server that waits "
+				   "for its client, e.g. HTTP or torch's TCPStore)",
+				   c->id.master, c->id.master_port, (double)(de_now_ms() - since) / 1000.0);
+	return -1;
 }
 
 static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
@@ -99,7 +126,7 @@ retry:
 				   c->id.master, a, c->id.master_port, strerror(err_no));
 	}
 	c->net.rdv_fd = fd;
-	if (wait_frame(c, de_now_ms(), deadline + 5000, &type, &frame, &len, f)) {
+	if (wait_greeting(c, deadline + 5000, &type, &frame, &len, f)) {
 		/* Closed before the challenge: rank 0 shed us under a burst of
 		 * connections (or is restarting): try again while time is left. */
 		if (f->diag == DE_D_PEER_LOST && de_now_ms() < deadline) {
@@ -119,9 +146,11 @@ retry:
 	snprintf(h.token, sizeof(h.token), "%s", c->id.token);
 	h.rank = c->id.rank;
 	h.world = c->id.world;
-	h.local_rank = c->id.local_rank;
-	h.local_world = c->id.local_world;
-	h.node_rank = c->id.node_rank;
+	/* What the environment said, DE_UNSET where it said nothing: rank 0
+	 * checks the layout as a whole (world.c). */
+	h.local_rank = c->id.have_local_rank ? c->id.local_rank : DE_UNSET;
+	h.local_world = c->id.have_local_world ? c->id.local_world : DE_UNSET;
+	h.node_rank = c->id.have_node_rank ? c->id.node_rank : DE_UNSET;
 	h.pid = (uint32_t)getpid();
 	h.backend = (uint8_t)c->be->id;
 	h.port = de_addr_port(&c->net.data_addr);

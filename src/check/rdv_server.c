@@ -19,6 +19,7 @@
 #include "auth.h"
 #include "check.h"
 #include "rendezvous.h"
+#include "world.h"
 
 /* A connection that has not said HELLO within this long is dropped. */
 #define HELLO_GRACE_MS 5000
@@ -144,12 +145,91 @@ static void abort_missing(void)
 		  S.rejected ? " (and connections were refused for authentication: see rank 0's log)" : "");
 }
 
-static void send_peers(void)
+/* Node index of every rank, by (host, data address) in order of first
+ * appearance: two VMs cloned with one hostname are still two nodes. A
+ * hash keeps this O(world) at rank 0 for large jobs. Returns the node
+ * count, or 0 out of memory. */
+static uint32_t assign_nodes(uint32_t *node)
+{
+	uint32_t world = S.c->id.world, size = 2, i, nodes = 0;
+	uint32_t *slot;
+
+	while (size < 2 * world)
+		size *= 2;
+	slot = malloc((size_t)size * sizeof(*slot));
+	if (slot == NULL)
+		return 0;
+	memset(slot, 0xff, (size_t)size * sizeof(*slot));
+	for (i = 0; i < world; i++) {
+		const struct de_hello *h = &S.byrank[i]->h;
+		uint32_t hash = 2166136261u, k;
+		const char *p;
+
+		for (p = h->host; *p; p++)
+			hash = (hash ^ (uint8_t)*p) * 16777619u;
+		hash = (hash ^ ' ') * 16777619u;
+		for (p = h->addr; *p; p++)
+			hash = (hash ^ (uint8_t)*p) * 16777619u;
+		for (k = hash & (size - 1);; k = (k + 1) & (size - 1)) {
+			const struct de_hello *o;
+
+			if (slot[k] == UINT32_MAX) {
+				slot[k] = i;
+				node[i] = nodes++;
+				break;
+			}
+			o = &S.byrank[slot[k]]->h;
+			if (strcmp(o->host, h->host) == 0 && strcmp(o->addr, h->addr) == 0) {
+				node[i] = node[slot[k]];
+				break;
+			}
+		}
+	}
+	free(slot);
+	return nodes;
+}
+
+/* The layout as a whole (world.c): one verdict for everybody, naming the
+ * node, before anyone gets the peer table. Returns 1 if it aborted. */
+static int world_disagrees(const uint32_t *node, uint32_t nodes)
+{
+	uint32_t world = S.c->id.world, i;
+	struct de_rank_view *v = calloc(world, sizeof(*v));
+	const char **name = calloc(nodes, sizeof(*name));
+	enum de_world_verdict w = DE_WORLD_OK;
+	struct de_err e;
+
+	if (v == NULL || name == NULL) {
+		srv_abort(DE_D_INTERNAL, 0, "out of memory for the layout check");
+		w = DE_WORLD_LOCAL_RANK;
+		goto out;
+	}
+	for (i = 0; i < world; i++) {
+		const struct de_hello *h = &S.byrank[i]->h;
+
+		v[i].node = node[i];
+		v[i].local_rank = h->local_rank;
+		v[i].local_world = h->local_world;
+		v[i].node_rank = h->node_rank;
+		if (name[node[i]] == NULL)
+			name[node[i]] = h->host;
+	}
+	w = de_world_check(v, world, name, nodes, &e);
+	if (w != DE_WORLD_OK)
+		srv_abort(w == DE_WORLD_NODE_RANK ? DE_D_NODE_RANK : DE_D_LOCAL_RANK, 0,
+			  "%s", e.msg);
+out:
+	free(v);
+	free(name);
+	return w != DE_WORLD_OK;
+}
+
+static void send_peers(const uint32_t *node)
 {
 	static struct de_peers p; /* large (auth buffer): not on the stack */
 	struct de_buf b = { 0 };
 	struct de_err e;
-	uint32_t i, j, nodes = 0;
+	uint32_t i;
 	int64_t dl = de_now_ms() + 10000;
 
 	memset(&p, 0, sizeof(p));
@@ -167,15 +247,7 @@ static void send_peers(void)
 		p.peer[i].port = h->port;
 		snprintf(p.peer[i].host, sizeof(p.peer[i].host), "%s", h->host);
 		snprintf(p.peer[i].addr, sizeof(p.peer[i].addr), "%s", h->addr);
-		/* Node index: order of first appearance by rank. */
-		p.peer[i].node = nodes;
-		for (j = 0; j < i; j++)
-			if (strcmp(p.peer[j].host, h->host) == 0) {
-				p.peer[i].node = p.peer[j].node;
-				break;
-			}
-		if (p.peer[i].node == nodes)
-			nodes++;
+		p.peer[i].node = node[i];
 	}
 	p.nccl_id_len = S.c->peers.nccl_id_len;
 	memcpy(p.nccl_id, S.c->peers.nccl_id, sizeof(p.nccl_id));
@@ -304,7 +376,20 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 		return 0;
 	}
 	if (S.joined == S.c->id.world) {
-		send_peers();
+		uint32_t *node = malloc((size_t)S.c->id.world * sizeof(*node));
+		uint32_t nodes = node != NULL ? assign_nodes(node) : 0;
+
+		if (nodes == 0) {
+			free(node);
+			srv_abort(DE_D_INTERNAL, 0, "out of memory for the node table");
+			return 0;
+		}
+		if (world_disagrees(node, nodes)) {
+			free(node);
+			return 0;
+		}
+		send_peers(node);
+		free(node);
 		S.phase = 0;
 		S.since = de_now_ms();
 		S.deadline = S.since + (int64_t)S.c->o.timeout_s * 1000 + 5000;
@@ -408,6 +493,19 @@ static void on_report(struct conn *k, const struct de_text *t)
 		const struct conn *b = S.byrank[i];
 
 		if (S.phase == 0) {
+			/* A rank that failed for its own reason (its name is
+			 * loopback, ...) is the verdict; probe failures are
+			 * judged together to name the node everyone fails. */
+			for (i = 0; i < S.c->id.world; i++) {
+				const struct conn *k2 = S.byrank[i];
+				enum de_diag d = (enum de_diag)k2->report.code;
+
+				if (d != DE_OK && d != DE_D_PEER_REFUSED && d != DE_D_PEER_TIMEOUT &&
+				    d != DE_D_BULK_STALL) {
+					srv_abort(d, i, "rank %u on %s: %s", i, k2->h.host, k2->report.text);
+					return;
+				}
+			}
 			abort_probe();
 			return;
 		}

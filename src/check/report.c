@@ -70,19 +70,9 @@ void de_report_rank(const struct de_check *c, size_t count, int64_t got,
 	fflush(stdout);
 }
 
-unsigned de_report_nodes(const struct de_check *c)
-{
-	uint32_t i, m = 0;
-
-	for (i = 0; i < c->peers.world; i++)
-		if (c->peers.peer[i].node + 1 > m)
-			m = c->peers.peer[i].node + 1;
-	return m;
-}
-
 static void rank_ranges(const struct de_check *c, char *out, size_t len)
 {
-	uint32_t nodes = de_report_nodes(c), j, n;
+	uint32_t nodes = de_peers_nodes(&c->peers), j, n;
 	size_t off = 0;
 
 	out[0] = '\0';
@@ -104,7 +94,7 @@ void de_report_pass(const struct de_check *c, size_t count)
 {
 	char ranges[1024];
 	struct rusage ru;
-	unsigned nodes = de_report_nodes(c);
+	unsigned nodes = de_peers_nodes(&c->peers);
 
 	if (c->o.json)
 		return;
@@ -123,7 +113,7 @@ void de_report_bench_row(const struct de_check *c, int first, size_t count,
 {
 	size_t esz = de_dtype_size(c->o.dtype);
 	double algbw, busbw;
-	unsigned nodes = de_report_nodes(c);
+	unsigned nodes = de_peers_nodes(&c->peers);
 
 	if (first) {
 		printf("# distenv-check --bench: %u ranks, %u node%s, backend %s, %s, %d iters (+%d warm-up)\n",

@@ -19,7 +19,5 @@ void de_report_pass(const struct de_check *c, size_t count);
 /* Rank 0, one bench size (the header before the first). */
 void de_report_bench_row(const struct de_check *c, int first, size_t count,
 			 double usec, long wrong);
-/* Nodes in the peer table. */
-unsigned de_report_nodes(const struct de_check *c);
 
 #endif

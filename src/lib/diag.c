@@ -31,6 +31,10 @@ static const struct {
 	[DE_D_ABORTED] = { "aborted", "another rank failed first: see its diagnosis" },
 	[DE_D_AUTH] = { "authentication", "a credential was refused: every rank must run as the same user (MUNGE) or share the same DISTENV_SECRET, and talk to its own job's rank 0" },
 	[DE_D_INTERNAL] = { "internal", "a bug in distenv-check: please report it" },
+	[DE_D_LOCAL_RANK] = { "local-rank", "LOCAL_RANK must be 0..k-1 for the k tasks of each node and LOCAL_WORLD_SIZE k: let the plugin or torchrun set them, or use SLURM_LOCALID in each task" },
+	[DE_D_NODE_RANK] = { "node-rank", "NODE_RANK/GROUP_RANK must be one value per node, a different one on each, 0..nodes-1 (SLURM_NODEID per task; the plugin sets it)" },
+	[DE_D_NOT_DISTENV] = { "not-distenv", "another program listens on MASTER_ADDR:MASTER_PORT (a web server, sshd, a leftover job or torchrun's store): pick a free MASTER_PORT or stop that program" },
+	[DE_D_BULK_STALL] = { "bulk-stall", "small packets pass but large ones vanish between these nodes: an MTU mismatch (jumbo frames on the hosts, not on the switch or tunnel); test with ping -M do -s 8972 PEER (and -s 1472), then set the interface MTU to what the path carries" },
 };
 
 const char *de_diag_name(enum de_diag d)

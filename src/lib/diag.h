@@ -31,6 +31,12 @@ enum de_diag {
 	DE_D_ABORTED,          /* another rank failed; this one stopped on its word */
 	DE_D_AUTH,             /* a credential or proof was refused */
 	DE_D_INTERNAL,
+	/* Appended: the codes travel in frames between ranks of one build,
+	 * and the fuzz corpora hold the old numbers. */
+	DE_D_LOCAL_RANK,       /* LOCAL_RANK / LOCAL_WORLD_SIZE wrong on a node */
+	DE_D_NODE_RANK,        /* NODE_RANK / GROUP_RANK wrong */
+	DE_D_NOT_DISTENV,      /* something else answers at MASTER_ADDR:MASTER_PORT */
+	DE_D_BULK_STALL,       /* small packets pass, large ones vanish (MTU) */
 	DE_D_COUNT
 };
 

