@@ -26,6 +26,7 @@ struct de_opts {
 	int iters, warmup;
 	enum de_dtype dtype;
 	int json, quiet;
+	const char *summary; /* --json-summary FILE, rank 0 writes */
 	int insecure;
 };
 

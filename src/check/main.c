@@ -58,7 +58,9 @@ static void usage(FILE *out)
 		"                              SIZE: bytes, with K, M or G (1024-based)\n"
 		"  -n, --iters=N               timed iterations per size (default 20)\n"
 		"  -w, --warmup=N              untimed iterations per size (default 5)\n"
-		"  --json                      one JSON object per rank instead of the line\n"
+		"  --json                      one JSON object per rank instead of the line;\n"
+		"                              with --bench, rank 0 writes one JSON document\n"
+		"  --json-summary=FILE         rank 0 writes the job's verdict to FILE (JSON)\n"
 		"  --quiet                     only failures and rank 0's verdict\n"
 		"  --insecure                  no authentication (anyone may join): only with a warning\n"
 		"  -h, --help, -V, --version\n"
@@ -104,7 +106,7 @@ static int parse_bytes(const char *what, const char *s, size_t *out,
 
 enum {
 	OPT_BACKEND = 256, OPT_TIMEOUT, OPT_COUNT, OPT_BENCH, OPT_SIZES,
-	OPT_JSON, OPT_QUIET, OPT_INSECURE,
+	OPT_JSON, OPT_QUIET, OPT_INSECURE, OPT_SUMMARY,
 };
 
 /* The option as the user wrote it, for errors: "-b" or "--minbytes". */
@@ -134,6 +136,7 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "json-summary", required_argument, NULL, OPT_SUMMARY },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "insecure", no_argument, NULL, OPT_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
@@ -223,6 +226,11 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 			break;
 		case OPT_JSON:
 			c->o.json = 1;
+			break;
+		case OPT_SUMMARY:
+			if (*optarg == '\0')
+				return de_errf(err, "--json-summary needs a file name");
+			c->o.summary = optarg;
 			break;
 		case OPT_QUIET:
 			c->o.quiet = 1;
@@ -350,8 +358,6 @@ static int read_env(struct de_check *c, struct de_fail *f)
 	if (de_parse_ulong("MASTER_PORT", getenv("MASTER_PORT"), 1, 65535, &port, &e))
 		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
 	c->id.master_port = (uint16_t)port;
-	if (gethostname(c->id.host, sizeof(c->id.host)) != 0)
-		snprintf(c->id.host, sizeof(c->id.host), "?");
 	/* distenv-simulate's pseudo-nodes share this host's name: each is its
 	 * own node to the layout check and the probe, named as it names them. */
 	if ((v = getenv("DISTENV_SIMULATED")) != NULL && *v &&
@@ -640,7 +646,7 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 	enum de_dtype t = c->o.dtype;
 	size_t esz = de_dtype_size(t), bytes;
 	void *buf = bench_alloc(c->o.max_bytes + esz);
-	int printed = 0;
+	struct de_bench table = { NULL, 0, 0 };
 
 	if (buf == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory for %zu bytes", c->o.max_bytes);
@@ -655,17 +661,22 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 		wrong = run_collective(c, buf, count, c->o.iters, c->o.warmup, &us, f);
 		if (wrong < 0) {
 			free(buf);
+			free(table.row);
 			return de_rdv_report_failure(c, f);
 		}
 		snprintf(text, sizeof(text), "%ld wrong of %zu at %zu bytes", wrong, count, bytes);
 		if (de_rdv_phase(c, wrong ? DE_D_WRONG_RESULT : DE_OK, (uint64_t)wrong,
 				 wrong ? text : "", NULL, 0, f)) {
 			free(buf);
+			free(table.row);
 			return -1;
 		}
 		if (c->id.rank == 0)
-			de_report_bench_row(c, !printed++, count, us, wrong);
+			de_bench_row(c, &table, count, us, wrong);
 	}
+	if (c->id.rank == 0)
+		de_bench_end(c, &table);
+	free(table.row);
 	free(buf);
 	return 0;
 }
@@ -678,6 +689,22 @@ static int count_sizes(const struct de_check *c)
 	for (b = c->o.min_bytes; b != 0; b = next_size(c, b))
 		n++;
 	return n;
+}
+
+/* --json-summary: rank 0 only (or a rank that never learnt its rank).
+ * A summary that cannot be written fails the run: CI would read none. */
+static int write_summary(const struct de_check *c, const struct de_fail *f, size_t count,
+			 int64_t t0)
+{
+	struct de_err e;
+
+	if (c->o.summary == NULL || c->id.rank != 0)
+		return 0;
+	if (de_report_summary(c, c->o.summary, f, count, (double)(de_now_ms() - t0), &e)) {
+		fprintf(stderr, "distenv-check: %s\n", e.msg);
+		return -1;
+	}
+	return 0;
 }
 
 /* Rendezvous, probe, connect, collective(s): the run after the setup. */
@@ -711,6 +738,7 @@ int main(int argc, char **argv)
 	struct de_fail f;
 	struct de_err e;
 	size_t count;
+	int64_t t0;
 	int rc = 1;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -724,9 +752,13 @@ int main(int argc, char **argv)
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	t0 = de_now_ms();
 	memset(&c, 0, sizeof(c));
 	memset(&f, 0, sizeof(f));
 	c.net.rdv_fd = c.net.data_fd = c.ring.left_fd = c.ring.right_fd = -1;
+	/* First: every failure line names the node, even a broken environment's. */
+	if (gethostname(c.id.host, sizeof(c.id.host)) != 0)
+		snprintf(c.id.host, sizeof(c.id.host), "?");
 	if (parse_opts(&c, argc, argv, &count, &e)) {
 		fprintf(stderr, "distenv-check: %s\n", e.msg);
 		return 2;
@@ -737,7 +769,12 @@ int main(int argc, char **argv)
 		if (f.diag == DE_OK)
 			de_fail_set(&f, DE_D_USAGE, "%s", e.msg);
 		de_report_fail(&c, &f);
-		return f.diag == DE_D_USAGE ? 2 : 1;
+		/* A bad option or variable is a usage error (2); what the
+		 * environment shows about the network is a failed check (1). */
+		rc = f.diag == DE_D_USAGE || f.diag == DE_D_ENV || f.diag == DE_D_RANK_RANGE ||
+		     f.diag == DE_D_LOCAL_RANK || f.diag == DE_D_NODE_RANK ? 2 : 1;
+		write_summary(&c, &f, count, t0);
+		return rc;
 	}
 	c.nphases = 1 + (c.o.bench ? count_sizes(&c) : 1);
 	snprintf(c.id.params, sizeof(c.id.params), "%s %s count=%zu sizes=%zu:%zu*%u iters=%d warmup=%d",
@@ -748,6 +785,8 @@ int main(int argc, char **argv)
 	rc = run(&c, count, &f) ? 1 : 0;
 	if (rc != 0)
 		de_report_fail(&c, &f);
+	if (write_summary(&c, rc ? &f : NULL, count, t0))
+		rc = 1;
 	c.be->fini(&c);
 	if (c.net.rdv_fd >= 0)
 		close(c.net.rdv_fd);

@@ -2,13 +2,17 @@
  * failure line, rank 0's PASS line and the nccl-tests style bench table. */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "backend.h"
+#include "hostlist.h"
 #include "report.h"
 
 /* s as the inside of a JSON string (quotes, backslashes, controls). */
@@ -41,8 +45,8 @@ void de_report_fail(const struct de_check *c, const struct de_fail *f)
 		       de_diag_hint(f->diag));
 	} else if (c->id.world == 0) {
 		/* No rank yet: the environment itself is the problem. */
-		printf("distenv-check: FAIL %s: %s -- %s\n", de_diag_name(f->diag), f->msg,
-		       de_diag_hint(f->diag));
+		printf("distenv-check: node=%s FAIL %s: %s -- %s\n", c->id.host,
+		       de_diag_name(f->diag), f->msg, de_diag_hint(f->diag));
 	} else {
 		printf("[rank %u/%u] node=%s FAIL %s: %s -- %s\n", c->id.rank, c->id.world,
 		       c->id.host, de_diag_name(f->diag), f->msg, de_diag_hint(f->diag));
@@ -70,61 +74,182 @@ void de_report_rank(const struct de_check *c, size_t count, int64_t got,
 	fflush(stdout);
 }
 
-static void rank_ranges(const struct de_check *c, char *out, size_t len)
+/* "node[1-2], 2 per node" (or "1-3 per node"): the nodes of the peer
+ * table as one hostlist expression, however many there are. */
+static void node_summary(const struct de_check *c, char *out, size_t len)
 {
-	uint32_t nodes = de_peers_nodes(&c->peers), j, n;
-	size_t off = 0;
+	uint32_t nodes = de_peers_nodes(&c->peers), i, lo = UINT32_MAX, hi = 0;
+	uint32_t *per = calloc(nodes ? nodes : 1, sizeof(*per));
+	const char **name = calloc(nodes ? nodes : 1, sizeof(*name));
+	char hl[400];
 
-	out[0] = '\0';
-	for (n = 0; n < nodes && off < len - 100; n++) {
-		uint32_t cnt = 0, first = 0;
-
-		for (j = 0; j < c->id.world; j++)
-			if (c->peers.peer[j].node == n) {
-				if (cnt++ == 0)
-					first = j;
-			}
-		off += (size_t)snprintf(out + off, len - off, "%s%s: %u rank%s from %u",
-					off ? ", " : "", c->peers.peer[first].host, cnt,
-					cnt == 1 ? "" : "s", first);
+	if (per == NULL || name == NULL) {
+		snprintf(out, len, "(out of memory)");
+		goto out;
 	}
+	for (i = 0; i < c->peers.world; i++) {
+		const struct de_peer *p = &c->peers.peer[i];
+
+		per[p->node]++;
+		if (name[p->node] == NULL)
+			name[p->node] = p->host;
+	}
+	for (i = 0; i < nodes; i++) {
+		lo = per[i] < lo ? per[i] : lo;
+		hi = per[i] > hi ? per[i] : hi;
+	}
+	if (de_hostlist_compress(name, nodes, hl, sizeof(hl)) < 0)
+		snprintf(hl, sizeof(hl), "(out of memory)");
+	if (lo == hi)
+		snprintf(out, len, "%s, %u per node", hl, lo);
+	else
+		snprintf(out, len, "%s, %u-%u per node", hl, lo, hi);
+out:
+	free(per);
+	free(name);
 }
 
 void de_report_pass(const struct de_check *c, size_t count)
 {
-	char ranges[1024];
+	char nodes_text[512];
 	struct rusage ru;
 	unsigned nodes = de_peers_nodes(&c->peers);
 
 	if (c->o.json)
 		return;
 	getrusage(RUSAGE_SELF, &ru);
-	rank_ranges(c, ranges, sizeof(ranges));
-	printf("distenv-check: PASS: %u rank%s on %u node%s (%s); data interface %s (%s); "
+	node_summary(c, nodes_text, sizeof(nodes_text));
+	printf("distenv-check: PASS: %u rank%s on %u node%s %s; data interface %s (%s); "
 	       "rendezvous %.0f ms (authentication: %s); allreduce of %zu %s verified on every rank; "
 	       "rank 0 peak RSS %ld KiB\n",
-	       c->id.world, c->id.world == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s", ranges,
+	       c->id.world, c->id.world == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s", nodes_text,
 	       c->net.iface, c->net.iface_how, c->net.rdv_ms, de_auth_name(&c->auth), count,
 	       de_dtype_name(c->o.dtype), ru.ru_maxrss);
 }
 
-void de_report_bench_row(const struct de_check *c, int first, size_t count,
-			 double usec, long wrong)
+/* nccl-tests' names for the table's type column. */
+static const char *nccl_type_name(enum de_dtype t)
+{
+	switch (t) {
+	case DE_F32: return "float";
+	case DE_F64: return "double";
+	case DE_I32: return "int32";
+	case DE_I64: return "int64";
+	}
+	return "?";
+}
+
+void de_bench_row(const struct de_check *c, struct de_bench *b, size_t count,
+		  double usec, long wrong)
 {
 	size_t esz = de_dtype_size(c->o.dtype);
-	double algbw, busbw;
-	unsigned nodes = de_peers_nodes(&c->peers);
+	struct de_bench_row *r;
 
-	if (first) {
-		printf("# distenv-check --bench: %u ranks, %u node%s, backend %s, %s, %d iters (+%d warm-up)\n",
-		       c->id.world, nodes, nodes == 1 ? "" : "s", backend_name(c),
-		       de_dtype_name(c->o.dtype), c->o.iters, c->o.warmup);
-		printf("%12s %12s %8s %6s %12s %12s %12s %8s\n", "size", "count",
-		       "type", "redop", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 32;
+		struct de_bench_row *g = realloc(b->row, cap * sizeof(*g));
+
+		if (g == NULL)
+			return; /* the row is still printed below, not kept */
+		b->row = g;
+		b->cap = cap;
 	}
-	algbw = usec > 0 ? (double)(count * esz) / usec / 1e3 : 0;
-	busbw = algbw * 2.0 * (c->id.world - 1) / c->id.world;
-	printf("%12zu %12zu %8s %6s %12.1f %12.3f %12.3f %8ld\n", count * esz,
-	       count, de_dtype_name(c->o.dtype), "sum", usec, algbw, busbw, wrong);
+	r = b->n < b->cap ? &b->row[b->n++] : NULL;
+	if (r != NULL) {
+		r->bytes = count * esz;
+		r->count = count;
+		r->usec = usec;
+		r->algbw = usec > 0 ? (double)(count * esz) / usec / 1e3 : 0;
+		/* nccl-tests' allreduce bus bandwidth: what each link carries. */
+		r->busbw = r->algbw * 2.0 * (c->id.world - 1) / c->id.world;
+		r->wrong = wrong;
+	}
+	if (c->o.json || r == NULL)
+		return;
+	if (b->n == 1) {
+		char nodes_text[512];
+		unsigned nodes = de_peers_nodes(&c->peers);
+
+		node_summary(c, nodes_text, sizeof(nodes_text));
+		printf("# distenv-check --bench: %u rank%s on %u node%s %s; backend %s; %s; "
+		       "%d iters (+%d warm-up) per size; in-place\n",
+		       c->id.world, c->id.world == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
+		       nodes_text, backend_name(c), nccl_type_name(c->o.dtype), c->o.iters, c->o.warmup);
+		printf("#\n");
+		printf("# %10s %12s %8s %6s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop",
+		       "root", "time", "algbw", "busbw", "#wrong");
+		printf("# %10s %12s %8s %6s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "",
+		       "", "(us)", "(GB/s)", "(GB/s)", "");
+	}
+	printf("  %10zu %12zu %8s %6s %6d %10.1f %8.3f %8.3f %7ld\n", r->bytes, r->count,
+	       nccl_type_name(c->o.dtype), "sum", -1, r->usec, r->algbw, r->busbw, r->wrong);
 	fflush(stdout);
+}
+
+void de_bench_end(const struct de_check *c, struct de_bench *b)
+{
+	double sum = 0;
+	long wrong = 0;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		sum += b->row[i].busbw;
+		wrong += b->row[i].wrong;
+	}
+	if (!c->o.json) {
+		printf("# Wrong values: %ld %s\n", wrong, wrong ? "FAIL" : "OK");
+		printf("# Avg bus bandwidth    : %.3f \n", b->n ? sum / (double)b->n : 0.0);
+		printf("#\n");
+	} else {
+		printf("{\"bench\":{\"ranks\":%u,\"nodes\":%u,\"backend\":\"%s\",\"dtype\":\"%s\","
+		       "\"redop\":\"sum\",\"in_place\":true,\"iters\":%d,\"warmup\":%d,\"results\":[",
+		       c->id.world, de_peers_nodes(&c->peers), backend_name(c),
+		       de_dtype_name(c->o.dtype), c->o.iters, c->o.warmup);
+		for (i = 0; i < b->n; i++)
+			printf("%s{\"size\":%zu,\"count\":%zu,\"time_us\":%.3f,\"algbw\":%.6f,"
+			       "\"busbw\":%.6f,\"wrong\":%ld}", i ? "," : "", b->row[i].bytes,
+			       b->row[i].count, b->row[i].usec, b->row[i].algbw, b->row[i].busbw,
+			       b->row[i].wrong);
+		printf("],\"avg_busbw\":%.6f,\"wrong\":%ld}}\n", b->n ? sum / (double)b->n : 0.0, wrong);
+	}
+	fflush(stdout);
+	free(b->row);
+	memset(b, 0, sizeof(*b));
+}
+
+int de_report_summary(const struct de_check *c, const char *path, const struct de_fail *f,
+		      size_t count, double elapsed_ms, struct de_err *err)
+{
+	char tmp[4096], msg[sizeof(f->msg) * 2], hl[512] = "";
+	int ok = f == NULL || f->diag == DE_OK;
+	FILE *fp;
+	int rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return de_errf(err, "--json-summary %s: path too long", path);
+	fp = fopen(tmp, "w");
+	if (fp == NULL)
+		return de_errf(err, "--json-summary %s: cannot write %s: %s", path, tmp, strerror(errno));
+	if (c->peers.world > 0)
+		node_summary(c, hl, sizeof(hl));
+	json_str(ok ? "" : f->msg, msg, sizeof(msg));
+	fprintf(fp, "{\"ok\":%s,\"diagnosis\":%s%s%s,\"message\":\"%s\",\"hint\":\"%s\","
+		"\"ranks\":%u,\"nodes\":%u,\"node_list\":\"%s\",\"mode\":\"%s\",\"backend\":\"%s\","
+		"\"dtype\":\"%s\",\"count\":%zu,\"rendezvous_ms\":%.0f,\"elapsed_ms\":%.0f}\n",
+		ok ? "true" : "false", ok ? "" : "\"", ok ? "null" : de_diag_name(f->diag),
+		ok ? "" : "\"", msg, ok ? "" : de_diag_hint(f->diag), c->id.world,
+		de_peers_nodes(&c->peers), hl, c->o.bench ? "bench" : "check", backend_name(c),
+		de_dtype_name(c->o.dtype), c->o.bench ? 0 : count, c->net.rdv_ms, elapsed_ms);
+	rc = ferror(fp);
+	/* Whole or not at all: CI reads this file. */
+	if (fclose(fp) != 0 || rc) {
+		unlink(tmp);
+		return de_errf(err, "--json-summary %s: writing %s failed", path, tmp);
+	}
+	if (rename(tmp, path) != 0) {
+		rc = errno;
+		unlink(tmp);
+		return de_errf(err, "--json-summary %s: %s", path, strerror(rc));
+	}
+	return 0;
 }

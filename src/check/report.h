@@ -16,8 +16,24 @@ void de_report_rank(const struct de_check *c, size_t count, int64_t got,
 		    int64_t want, long wrong, char *line, size_t len);
 /* Rank 0, every rank verified. */
 void de_report_pass(const struct de_check *c, size_t count);
-/* Rank 0, one bench size (the header before the first). */
-void de_report_bench_row(const struct de_check *c, int first, size_t count,
-			 double usec, long wrong);
+/* Rank 0's bench table, nccl-tests style (or one JSON document with
+ * --json at the end): a row per size, then the average bus bandwidth. */
+struct de_bench_row {
+	size_t bytes, count;
+	double usec, algbw, busbw;
+	long wrong;
+};
+struct de_bench {
+	struct de_bench_row *row;
+	size_t n, cap;
+};
+void de_bench_row(const struct de_check *c, struct de_bench *b, size_t count,
+		  double usec, long wrong);
+void de_bench_end(const struct de_check *c, struct de_bench *b);
+
+/* Rank 0's job-level verdict for CI, written whole to path (a temporary
+ * file renamed into place): f NULL or DE_OK for a pass. */
+int de_report_summary(const struct de_check *c, const char *path, const struct de_fail *f,
+		      size_t count, double elapsed_ms, struct de_err *err);
 
 #endif

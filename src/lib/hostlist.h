@@ -7,7 +7,7 @@
  *   flags 0            Slurm 22.05: separators ", \t"; text after the last
  *                      ']' is an error; a '[' with no ']' is "fixed" the
  *                      way 22.05 does it ("node[1-" is the host "node]").
- *   DE_HL_SUFFIX       Slurm >= 23.02.5 (23.11, 24.x): '\n' separates too;
+ *   DE_HL_SUFFIX       Slurm >= 23.11.0 (23.11 to 26.05): '\n' separates too;
  *                      text after ']' is kept ("node[1-2]-ib"); a '[' with
  *                      no ']' is an error.
  *
@@ -28,7 +28,7 @@
 #define DE_HOSTLIST_MAX_NAME   255          /* longest host name */
 #define DE_HOSTLIST_MAX_BYTES  (64u << 20)  /* all names, one NUL each */
 
-enum { DE_HL_SUFFIX = 1 };  /* accept text after ']' (Slurm >= 23.02.5 grammar); without it, behave like 22.05 */
+enum { DE_HL_SUFFIX = 1 };  /* accept text after ']' (Slurm >= 23.11.0 grammar); without it, behave like 22.05 */
 
 struct de_hostlist {
 	size_t count;
@@ -59,5 +59,13 @@ int de_hostlist_nth(const char *expr, unsigned flags, size_t n, char *buf,
  * absent or the expression is invalid. */
 long de_hostlist_find(const char *expr, unsigned flags, const char *name,
 		      struct de_err *err);
+
+/* The reverse, for one readable line at any size: n host names as a
+ * sorted, duplicate-free ranged expression ("node[001-128],login1") that
+ * de_hostlist_expand turns back into the same set. Only trailing digits
+ * form ranges; zero-padded numbers keep their width. When the expression
+ * does not fit in len, it ends in ",...(N more)" and the return is 1;
+ * 0 when whole, -1 out of memory. */
+int de_hostlist_compress(const char *const *hosts, size_t n, char *out, size_t len);
 
 #endif
