@@ -74,17 +74,18 @@ void de_report_rank(const struct de_check *c, size_t count, int64_t got,
 	fflush(stdout);
 }
 
-/* "node[1-2], 2 per node" (or "1-3 per node"): the nodes of the peer
- * table as one hostlist expression, however many there are. */
-static void node_summary(const struct de_check *c, char *out, size_t len)
+/* The nodes of the peer table as one hostlist expression however many
+ * there are, and the fewest and most ranks on one node. */
+static void node_hostlist(const struct de_check *c, char *hl, size_t len, uint32_t *lo,
+			  uint32_t *hi)
 {
-	uint32_t nodes = de_peers_nodes(&c->peers), i, lo = UINT32_MAX, hi = 0;
+	uint32_t nodes = de_peers_nodes(&c->peers), i;
 	uint32_t *per = calloc(nodes ? nodes : 1, sizeof(*per));
 	const char **name = calloc(nodes ? nodes : 1, sizeof(*name));
-	char hl[400];
 
-	if (per == NULL || name == NULL) {
-		snprintf(out, len, "(out of memory)");
+	*lo = *hi = 0;
+	if (per == NULL || name == NULL || de_hostlist_compress(name, 0, hl, len) < 0) {
+		snprintf(hl, len, "(out of memory)");
 		goto out;
 	}
 	for (i = 0; i < c->peers.world; i++) {
@@ -94,19 +95,31 @@ static void node_summary(const struct de_check *c, char *out, size_t len)
 		if (name[p->node] == NULL)
 			name[p->node] = p->host;
 	}
+	*lo = UINT32_MAX;
 	for (i = 0; i < nodes; i++) {
-		lo = per[i] < lo ? per[i] : lo;
-		hi = per[i] > hi ? per[i] : hi;
+		*lo = per[i] < *lo ? per[i] : *lo;
+		*hi = per[i] > *hi ? per[i] : *hi;
 	}
-	if (de_hostlist_compress(name, nodes, hl, sizeof(hl)) < 0)
-		snprintf(hl, sizeof(hl), "(out of memory)");
+	if (nodes == 0)
+		*lo = 0;
+	if (de_hostlist_compress(name, nodes, hl, len) < 0)
+		snprintf(hl, len, "(out of memory)");
+out:
+	free(per);
+	free(name);
+}
+
+/* "node[1-2], 2 per node" (or "1-3 per node"). */
+static void node_summary(const struct de_check *c, char *out, size_t len)
+{
+	char hl[400];
+	uint32_t lo, hi;
+
+	node_hostlist(c, hl, sizeof(hl), &lo, &hi);
 	if (lo == hi)
 		snprintf(out, len, "%s, %u per node", hl, lo);
 	else
 		snprintf(out, len, "%s, %u-%u per node", hl, lo, hi);
-out:
-	free(per);
-	free(name);
 }
 
 void de_report_pass(const struct de_check *c, size_t count)
@@ -221,6 +234,7 @@ int de_report_summary(const struct de_check *c, const char *path, const struct d
 		      size_t count, double elapsed_ms, struct de_err *err)
 {
 	char tmp[4096], msg[sizeof(f->msg) * 2], hl[512] = "";
+	uint32_t lo = 0, hi = 0;
 	int ok = f == NULL || f->diag == DE_OK;
 	FILE *fp;
 	int rc;
@@ -231,14 +245,14 @@ int de_report_summary(const struct de_check *c, const char *path, const struct d
 	if (fp == NULL)
 		return de_errf(err, "--json-summary %s: cannot write %s: %s", path, tmp, strerror(errno));
 	if (c->peers.world > 0)
-		node_summary(c, hl, sizeof(hl));
+		node_hostlist(c, hl, sizeof(hl), &lo, &hi);
 	json_str(ok ? "" : f->msg, msg, sizeof(msg));
 	fprintf(fp, "{\"ok\":%s,\"diagnosis\":%s%s%s,\"message\":\"%s\",\"hint\":\"%s\","
-		"\"ranks\":%u,\"nodes\":%u,\"node_list\":\"%s\",\"mode\":\"%s\",\"backend\":\"%s\","
+		"\"ranks\":%u,\"nodes\":%u,\"node_list\":\"%s\",\"ranks_per_node\":[%u,%u],\"mode\":\"%s\",\"backend\":\"%s\","
 		"\"dtype\":\"%s\",\"count\":%zu,\"rendezvous_ms\":%.0f,\"elapsed_ms\":%.0f}\n",
 		ok ? "true" : "false", ok ? "" : "\"", ok ? "null" : de_diag_name(f->diag),
 		ok ? "" : "\"", msg, ok ? "" : de_diag_hint(f->diag), c->id.world,
-		de_peers_nodes(&c->peers), hl, c->o.bench ? "bench" : "check", backend_name(c),
+		de_peers_nodes(&c->peers), hl, lo, hi, c->o.bench ? "bench" : "check", backend_name(c),
 		de_dtype_name(c->o.dtype), c->o.bench ? 0 : count, c->net.rdv_ms, elapsed_ms);
 	rc = ferror(fp);
 	/* Whole or not at all: CI reads this file. */
