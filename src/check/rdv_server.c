@@ -404,12 +404,14 @@ static void abort_probe(void)
 {
 	char msg[3000], worst[256] = "", from[1024] = "";
 	size_t off = 0;
-	uint32_t i, j, probers = 0, max = 0;
+	uint32_t i, j, probers = 0, max = 0, bulk = 0, failed = 0;
 	enum de_diag d = DE_D_PEER_REFUSED;
 
 	for (i = 0; i < S.c->id.world; i++) {
 		const struct de_text *t = &S.byrank[i]->report;
 
+		failed += t->code != DE_OK;
+		bulk += t->code == DE_D_BULK_STALL;
 		if (t->code == DE_D_PEER_TIMEOUT)
 			d = DE_D_PEER_TIMEOUT;
 		if (t->code == DE_OK || off > sizeof(msg) - 400)
@@ -455,6 +457,11 @@ static void abort_probe(void)
 			snprintf(worst, sizeof(worst), "%s", dst);
 			snprintf(from, sizeof(from), "%s", who);
 		}
+	}
+	if (bulk == failed) {
+		srv_abort(DE_D_BULK_STALL, 0,
+			  "large transfers between nodes stall while the small probe passed: %s", msg);
+		return;
 	}
 	if (max > 0 && max + 1 >= probers && probers > 2)
 		srv_abort(d, 0, "%s accepts no new TCP connections on its data port from any other node (%s): %s",
