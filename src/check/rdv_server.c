@@ -145,6 +145,54 @@ static void abort_missing(void)
 		  S.rejected ? " (and connections were refused for authentication: see rank 0's log)" : "");
 }
 
+/* Who rank 0 still waits for: ranks that have not joined (gathering) or
+ * not reported (a phase), the first few by number, with where they are
+ * (or were expected). Returns how many. */
+static uint32_t waiting_for(char *out, size_t len)
+{
+	uint32_t i, n = 0;
+	size_t off = 0;
+	char where[300];
+
+	out[0] = '\0';
+	for (i = 0; i < S.c->id.world; i++) {
+		int waiting = S.phase < 0 ? S.byrank[i] == NULL : !S.byrank[i]->reported;
+
+		if (!waiting)
+			continue;
+		if (n++ < 12 && off + 320 < len) {
+			if (S.phase < 0)
+				expected_where(i, where, sizeof(where));
+			else
+				snprintf(where, sizeof(where), " (%s)", S.byrank[i]->h.host);
+			off += (size_t)snprintf(out + off, len - off, "%s%u%s", off ? ", " : "", i, where);
+		}
+	}
+	if (n > 12 && off + 32 < len)
+		snprintf(out + off, len - off, ", ... (%u more)", n - 12);
+	return n;
+}
+
+/* Every few seconds of a long wait, rank 0 says who it waits for. */
+#define PROGRESS_MS 5000
+
+static void progress(void)
+{
+	char list[1200];
+	uint32_t n = waiting_for(list, sizeof(list));
+
+	if (n == 0)
+		return;
+	if (S.phase < 0)
+		de_log("rank 0", "%.0f s: %u of %u ranks joined; waiting for rank%s %s",
+		       (double)(de_now_ms() - S.since) / 1000.0, S.joined, S.c->id.world,
+		       n == 1 ? "" : "s", list);
+	else
+		de_log("rank 0", "%.0f s into phase %d (%s): waiting for the report of rank%s %s",
+		       (double)(de_now_ms() - S.since) / 1000.0, S.phase,
+		       S.phase == 0 ? "node probe" : "collective", n == 1 ? "" : "s", list);
+}
+
 /* Node index of every rank, by (host, data address) in order of first
  * appearance: two VMs cloned with one hostname are still two nodes. A
  * hash keeps this O(world) at rank 0 for large jobs. Returns the node
@@ -700,11 +748,13 @@ static void untrack(struct conn *k)
 static void *srv_main(void *arg)
 {
 	struct epoll_event evs[64];
+	int64_t next_progress;
 	uint32_t i;
 
 	(void)arg;
 	S.since = de_now_ms();
 	S.deadline = S.since + (int64_t)S.c->o.timeout_s * 1000;
+	next_progress = S.since + PROGRESS_MS;
 	while (!S.done) {
 		int64_t wait = S.deadline - de_now_ms();
 		int n, j;
@@ -713,14 +763,9 @@ static void *srv_main(void *arg)
 			if (S.phase < 0) {
 				abort_missing();
 			} else {
-				char list[1024];
-				size_t off = 0;
+				char list[1200];
 
-				for (i = 0; i < S.c->id.world && off < sizeof(list) - 64; i++)
-					if (!S.byrank[i]->reported)
-						off += (size_t)snprintf(list + off, sizeof(list) - off,
-									"%s%u (%s)", off ? ", " : "", i,
-									S.byrank[i]->h.host);
+				waiting_for(list, sizeof(list));
 				srv_abort(DE_D_TIMEOUT, 0, "phase %d: no report in %.1f s from rank(s) %s",
 					  S.phase, (double)(de_now_ms() - S.since) / 1000.0, list);
 			}
@@ -741,6 +786,12 @@ static void *srv_main(void *arg)
 			on_readable(k);
 		}
 		sweep_silent();
+		if (de_now_ms() >= next_progress && !S.done) {
+			/* Counted from the start of this phase: quiet when fast. */
+			if (de_now_ms() - S.since >= PROGRESS_MS)
+				progress();
+			next_progress = de_now_ms() + PROGRESS_MS;
+		}
 	}
 	/* Close everything: the ranks have their verdict. */
 	for (i = 0; i < S.c->id.world; i++)
