@@ -245,16 +245,16 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 			printf("distenv-check %s\n", PACKAGE_VERSION);
 			exit(0);
 		case ':':
-			return de_errf(err, "%s needs a value (see --help)", argv[optind - 1]);
+			return de_errf(err, "%s needs a value", argv[optind - 1]);
 		default:
 			if (optopt != 0 && optopt < 256)
-				return de_errf(err, "unknown option \"-%c\" (see --help)", optopt);
-			return de_errf(err, "unknown or ambiguous option \"%s\" (see --help)",
+				return de_errf(err, "unknown option \"-%c\"", optopt);
+			return de_errf(err, "unknown or ambiguous option \"%s\"",
 				       argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return de_errf(err, "unexpected argument \"%s\" (see --help)", argv[optind]);
+		return de_errf(err, "unexpected argument \"%s\"", argv[optind]);
 	/* Bench sizes must hold at least one element each. */
 	if (c->o.min_bytes > c->o.max_bytes)
 		return de_errf(err, "bench sizes: MIN %zu is above MAX %zu bytes",
@@ -468,6 +468,36 @@ static int joined_checks(struct de_check *c, struct de_fail *f)
 	return loopback_checks(c, nodes, " (counted from the ranks' host names)", f);
 }
 
+/* GLOO_SOCKET_IFNAME as PyTorch reads it: exact names, comma separated,
+ * every one must exist (gloo opens a device on each); the data listener
+ * takes the first. */
+static int gloo_ifaces(struct de_check *c, const char *spec, struct de_fail *f)
+{
+	char list[256], exact[80], *tok, *save = NULL, name[64];
+	struct de_addr a;
+	struct de_err e;
+	int first = 1;
+
+	if (strlen(spec) >= sizeof(list))
+		return de_fail_set(f, DE_D_USAGE, "GLOO_SOCKET_IFNAME is %zu characters: expected interface names",
+				   strlen(spec));
+	snprintf(list, sizeof(list), "%s", spec);
+	for (tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		snprintf(exact, sizeof(exact), "=%.60s", tok);
+		if (de_iface_pick(exact, c->net.master_addr.ss.ss_family, &a, name, sizeof(name), &e))
+			return de_fail_set(f, DE_D_USAGE, "GLOO_SOCKET_IFNAME=%s: %s", spec, e.msg);
+		if (first) {
+			c->net.data_addr = a;
+			snprintf(c->net.iface, sizeof(c->net.iface), "%s", name);
+			first = 0;
+		}
+	}
+	if (first)
+		return de_fail_set(f, DE_D_USAGE, "GLOO_SOCKET_IFNAME=\"%s\": expected interface names, comma separated",
+				   spec);
+	return 0;
+}
+
 /* What can be seen before talking to anyone. */
 static int preflight(struct de_check *c, struct de_fail *f)
 {
@@ -495,15 +525,13 @@ static int preflight(struct de_check *c, struct de_fail *f)
 		spec = NULL;
 		how = "route to MASTER_ADDR";
 	}
-	if (spec != NULL) {
-		char exact[300];
-
-		/* GLOO_SOCKET_IFNAME is one exact name; the others match as NCCL does. */
-		if (strcmp(how, "GLOO_SOCKET_IFNAME") == 0)
-			snprintf(exact, sizeof(exact), "=%s", spec);
-		else
-			snprintf(exact, sizeof(exact), "%s", spec);
-		if (de_iface_pick(exact, c->net.master_addr.ss.ss_family, &c->net.data_addr,
+	if (spec != NULL && strcmp(how, "GLOO_SOCKET_IFNAME") == 0) {
+		if (gloo_ifaces(c, spec, f))
+			return -1;
+		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s=%s", how, spec);
+	} else if (spec != NULL) {
+		/* NCCL's syntax: prefixes, =exact, ^exclude, comma lists. */
+		if (de_iface_pick(spec, c->net.master_addr.ss.ss_family, &c->net.data_addr,
 				  c->net.iface, sizeof(c->net.iface), &e))
 			return de_fail_set(f, DE_D_USAGE, "%s=%s: %s", how, spec, e.msg);
 		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s=%s", how, spec);
@@ -516,7 +544,9 @@ static int preflight(struct de_check *c, struct de_fail *f)
 	}
 	if (loopback_checks(c, c->id.nnodes, "", f))
 		return -1;
-	c->net.data_fd = de_listen(&c->net.data_addr, 128, &e);
+	/* Every other node's prober connects at once: a short backlog drops
+	 * SYNs, which come back only after a 1 s retransmission. */
+	c->net.data_fd = de_listen(&c->net.data_addr, 4096, &e);
 	if (c->net.data_fd < 0)
 		return de_fail_set(f, DE_D_USAGE, "data listener: %s", e.msg);
 	return 0;
@@ -613,13 +643,12 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 	return 0;
 }
 
-/* The bench size after bytes (times --stepfactor), 0 past the last. */
+/* The bench size after bytes (times --stepfactor), 0 past MAX: as
+ * nccl-tests, the sweep ends on the last size that does not pass MAX. */
 static size_t next_size(const struct de_check *c, size_t bytes)
 {
-	if (bytes >= c->o.max_bytes || bytes > c->o.max_bytes / c->o.factor) {
-		/* nccl-tests ends on MAX even when the factor steps over it. */
-		return bytes < c->o.max_bytes ? c->o.max_bytes : 0;
-	}
+	if (bytes > c->o.max_bytes / c->o.factor)
+		return 0;
 	return bytes * c->o.factor;
 }
 
@@ -657,7 +686,7 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 		char text[128];
 
 		if (c->id.rank == 0 && !c->o.quiet && bytes >= (16u << 20))
-			fprintf(stderr, "distenv-check: bench %zu bytes...\n", bytes);
+			de_log("rank 0", "bench %zu bytes...", bytes);
 		wrong = run_collective(c, buf, count, c->o.iters, c->o.warmup, &us, f);
 		if (wrong < 0) {
 			free(buf);
@@ -701,7 +730,7 @@ static int write_summary(const struct de_check *c, const struct de_fail *f, size
 	if (c->o.summary == NULL || c->id.rank != 0)
 		return 0;
 	if (de_report_summary(c, c->o.summary, f, count, (double)(de_now_ms() - t0), &e)) {
-		fprintf(stderr, "distenv-check: %s\n", e.msg);
+		de_log("rank 0", "%s", e.msg);
 		return -1;
 	}
 	return 0;
@@ -759,10 +788,8 @@ int main(int argc, char **argv)
 	/* First: every failure line names the node, even a broken environment's. */
 	if (gethostname(c.id.host, sizeof(c.id.host)) != 0)
 		snprintf(c.id.host, sizeof(c.id.host), "?");
-	if (parse_opts(&c, argc, argv, &count, &e)) {
-		fprintf(stderr, "distenv-check: %s\n", e.msg);
-		return 2;
-	}
+	if (parse_opts(&c, argc, argv, &count, &e))
+		return de_usage_error("distenv-check", "%s", e.msg);
 	if (read_env(&c, &f) || de_dtype_world_ok(c.o.dtype, c.id.world, &e) < 0 ||
 	    de_auth_init(&c.auth, c.id.token, c.id.rank, c.o.insecure, &f) ||
 	    choose_backend(&c, &f) || preflight(&c, &f)) {

@@ -326,6 +326,20 @@ struct target {
 static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
 		      struct de_fail *f);
 
+/* The kernel's hard limit on neighbour (ARP/NDP) entries, or -1. */
+static long neigh_limit(void)
+{
+	FILE *fp = fopen("/proc/sys/net/ipv4/neigh/default/gc_thresh3", "r");
+	long v = -1;
+
+	if (fp != NULL) {
+		if (fscanf(fp, "%ld", &v) != 1)
+			v = -1;
+		fclose(fp);
+	}
+	return v;
+}
+
 int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 		   size_t len)
 {
@@ -474,6 +488,18 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 	}
 	f->diag = timeouts ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED;
 	snprintf(f->msg, sizeof(f->msg), "%s", report);
+	if (timeouts) {
+		/* A flat L2 network needs a neighbour entry per peer: past the
+		 * kernel's limit, entries are dropped and connections time out
+		 * without a trace. */
+		long gc3 = neigh_limit();
+
+		if (gc3 > 0 && (unsigned long)gc3 < ntgt)
+			snprintf(f->msg + strlen(f->msg), sizeof(f->msg) - strlen(f->msg),
+				 "; this node must reach %u peers but its kernel neighbour table holds at most %ld "
+				 "(net.ipv4.neigh.default.gc_thresh3): raise gc_thresh1/2/3",
+				 ntgt, gc3);
+	}
 	return -1;
 }
 

@@ -10,7 +10,7 @@ build=${DISTENV_BUILD_DIR:-$root}
 
 if command -v shellcheck >/dev/null; then
 	# Every shell script: by shebang, whatever its name.
-	mapfile -t scripts < <(cd "$root" && for f in scripts/* bench/allreduce bench/rendezvous-load tests/run tests/ansible/e2e .ci/run $(find tests templates -name '*.sh' -o -name '*.slurm'); do
+	mapfile -t scripts < <(cd "$root" && for f in scripts/* bench/allreduce bench/rendezvous-load bench/preflight-scale tests/run tests/ansible/e2e .ci/run $(find tests templates -name '*.sh' -o -name '*.slurm'); do
 		head -1 "$f" | grep -qE '^#!.*(bash|/sh)' && echo "$f"; done | sort -u)
 	for s in "${scripts[@]}"; do
 		if out=$(cd "$root" && shellcheck -x "$s" 2>&1); then
