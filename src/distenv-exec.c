@@ -170,6 +170,23 @@ static int run_check(int backend, struct de_err *err)
 	return de_run_check(&rc, err);
 }
 
+/* `--check socket`: --check takes its value only after '=', so "socket"
+ * would be run as PROGRAM: refused as a usage error instead. A
+ * PROGRAM after "--" is the user's choice. */
+static int check_value_apart(char **argv, int optind_, int check_given)
+{
+	static const char *const names[] = { "auto", "socket", "nccl", "off" };
+	size_t i;
+
+	if (!check_given || argv[optind_] == NULL ||
+	    strcmp(argv[optind_ - 1], "--") == 0)
+		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(argv[optind_], names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -187,7 +204,7 @@ int main(int argc, char **argv)
 	struct de_err err;
 	char task0[DE_VALUE_MAX], from[PATH_MAX + 32], line[DE_PLAN_LINE_MAX];
 	const char *dist, *hostfile;
-	int opt, verbose = 0, force = 0;
+	int opt, verbose = 0, force = 0, check_bare = 0;
 	size_t i;
 
 	de_config_init(&cfg);
@@ -198,6 +215,7 @@ int main(int argc, char **argv)
 		case 'c':
 			if (de_config_parse_check(&cfg, "--check", optarg, &err))
 				return de_usage_error(PROG, "%s", err.msg);
+			check_bare = optarg == NULL;
 			break;
 		case 'v':
 			verbose = 1;
@@ -220,6 +238,9 @@ int main(int argc, char **argv)
 			return de_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (check_value_apart(argv, optind, check_bare))
+		return de_usage_error(PROG, "option '--check' takes its value with '=': --check=%s (\"%s\" would be run as PROGRAM; use -- before a PROGRAM of that name)",
+				      argv[optind], argv[optind]);
 	if (optind >= argc)
 		return de_usage_error(PROG, "no PROGRAM to run");
 
@@ -286,6 +307,6 @@ int main(int argc, char **argv)
 
 	fflush(NULL);
 	execvp(argv[optind], argv + optind);
-	fprintf(stderr, PROG ": cannot run %s: %s\n", argv[optind], strerror(errno));
+	de_error(PROG, "cannot run %s: %s", argv[optind], strerror(errno));
 	return 127;
 }
