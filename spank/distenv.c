@@ -42,8 +42,11 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 	SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER)
 #endif
 
-/* One line per process that loads us; quiet by default (srun -v,
- * SlurmdDebug=verbose): a mismatched build is the first thing to rule out. */
+/* The distenv version and the Slurm it was built against, at verbose
+ * level (srun -v; slurmd's log file at SlurmdDebug=verbose): a build for
+ * another Slurm is the first thing to rule out. Called where the process's
+ * log level is already in effect: slurmstepd's init, srun's
+ * local_user_init (srun applies -v only after init and init_post_opt). */
 static void log_loaded(void)
 {
 	char built[32];
@@ -133,7 +136,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 	memset(&de_plugin, 0, sizeof(de_plugin));
 	de_config_init(&de_plugin.cfg);
-	log_loaded();
+	if (ctx == S_CTX_REMOTE)
+		log_loaded();
 	if (de_config_parse_args(&de_plugin.cfg, ac, av, &de_plugin.err)) {
 		slurm_error(DE_LOG_PREFIX "%s", de_plugin.err.msg);
 		/* srun/sbatch/salloc refuse to run: the user sees why at once.
@@ -163,6 +167,7 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() != S_CTX_LOCAL)
 		return 0;
+	log_loaded();
 	return de_srun_local_user_init(sp) ? -1 : 0;
 }
 

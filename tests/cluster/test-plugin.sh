@@ -97,6 +97,8 @@ ver=$(cx srun --version 2>&1 | awk '{print $NF}')
 out=$(cx srun -v -N1 -n1 true 2>&1)
 tap_like "$out" "distenv: [^ ]+ loaded, built against Slurm ${ver%.*}\.[0-9]+" \
 	"srun -v: the plugin logs the Slurm it was built against (${ver%.*}.x, as this srun $ver)"
+# (slurmstepd logs it from its init, before --slurmd-debug reaches the
+# user's stderr: it is in slurmd's log file at SlurmdDebug=verbose.)
 out=$(cx srun -N1 -n1 true 2>&1)
 if [[ $out != *"built against Slurm"* ]]; then tap_ok "without -v the load line is not shown"
 else tap_fail "without -v the load line is not shown" "$out"; fi
