@@ -1,14 +1,60 @@
 /* distenv SPANK plugin: options, plugstack arguments, and dispatch to the
- * file for the place we run in (srun.c: srun; stepd.c: slurmstepd). */
+ * file for the place we run in (srun.c: srun; stepd.c: slurmstepd).
+ *
+ * Every callback returns 0 or -1 and nothing else: since Slurm 25.05 any
+ * non-zero value is an error (before, only negative ones). */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include <slurm/slurm_version.h>
 
 #include "plugin.h"
 
 SPANK_PLUGIN(distenv, 1);
 
+/* Written only by slurm_spank_init and the option callbacks, before any
+ * task exists; read-only afterwards (see stepd.c on concurrency). */
 struct de_plugin de_plugin;
+
+#if defined(SLURM_VERSION_NUMBER) && SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+/* 25.05+: a failed slurm_spank_init in slurmstepd fails the job instead
+ * of draining the node (ESPANK_NODE_FAILURE, the default): nothing distenv
+ * can get wrong is the node's fault. (Ours returns 0 there today: a bad
+ * setting fails the tasks, with the reason, in task_init.) Declared in
+ * spank.h as `extern int`; exported by distenv.map's slurm_spank_*.
+ * ESPANK_JOB_FAILURE is an enum constant (slurm_errno.h), so the version,
+ * not #ifdef, says whether it exists. */
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
+/* The Slurm release whose headers built this plugin: configure's
+ * DISTENV_SLURM_VERSION ("22.05.8"), else SLURM_VERSION_STRING if a
+ * slurm_version.h ever has it, else its SLURM_VERSION_NUMBER (all that the
+ * 22.05, 24.11 and 26.05 headers define). */
+#if defined(DISTENV_SLURM_VERSION)
+#define BUILT_SLURM "%s", DISTENV_SLURM_VERSION
+#elif defined(SLURM_VERSION_STRING)
+#define BUILT_SLURM "%s", SLURM_VERSION_STRING
+#else
+#define BUILT_SLURM "%d.%02d.%d", SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER), \
+	SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER)
+#endif
+
+/* The distenv version and the Slurm it was built against, at verbose
+ * level (srun -v; slurmd's log file at SlurmdDebug=verbose): a build for
+ * another Slurm is the first thing to rule out. Called where the process's
+ * log level is already in effect: slurmstepd's init, srun's
+ * local_user_init (srun applies -v only after init and init_post_opt). */
+static void log_loaded(void)
+{
+	char built[32];
+
+	snprintf(built, sizeof(built), BUILT_SLURM);
+	slurm_verbose(DE_LOG_PREFIX "%s loaded, built against Slurm %s",
+		      PACKAGE_VERSION, built);
+}
 
 /* An optional-argument option given without a value to sbatch reaches
  * the job's sruns as the literal string "(null)" (Slurm prints the NULL
@@ -90,6 +136,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 	memset(&de_plugin, 0, sizeof(de_plugin));
 	de_config_init(&de_plugin.cfg);
+	if (ctx == S_CTX_REMOTE)
+		log_loaded();
 	if (de_config_parse_args(&de_plugin.cfg, ac, av, &de_plugin.err)) {
 		slurm_error(DE_LOG_PREFIX "%s", de_plugin.err.msg);
 		/* srun/sbatch/salloc refuse to run: the user sees why at once.
@@ -119,7 +167,8 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() != S_CTX_LOCAL)
 		return 0;
-	return de_srun_local_user_init(sp);
+	log_loaded();
+	return de_srun_local_user_init(sp) ? -1 : 0;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -128,5 +177,5 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() != S_CTX_REMOTE)
 		return 0;
-	return de_stepd_task_init(sp);
+	return de_stepd_task_init(sp) ? -1 : 0;
 }

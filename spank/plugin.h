@@ -13,7 +13,7 @@ struct de_plugin {
 	struct de_config cfg;
 	int verbose;          /* --dist-env=verbose: report to the task's stderr */
 	int bad;              /* a setting was invalid: fail the tasks */
-	struct de_err err;    /* why */
+	struct de_err err;    /* the bad setting, for the tasks' stderr */
 };
 
 extern struct de_plugin de_plugin;

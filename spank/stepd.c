@@ -1,182 +1,161 @@
 /* slurmstepd side: in each task, just before exec, compute the torchrun
  * environment (layout.c) and set it, keeping what the user set. Errors fail
- * this task with the reason on its stderr; slurmstepd carries on. */
+ * this task with the reason on its stderr; slurmstepd carries on.
+ *
+ * Concurrency (Slurm 25.11+ may run task_init_privileged in parallel with
+ * task_post_fork): the plugin defines neither callback. Its one mutable
+ * global, de_plugin, is written only by slurm_spank_init and the option
+ * callbacks, which slurmstepd runs once, single-threaded, before it forks
+ * any task; task_init runs in the forked task (its own copy of memory)
+ * and only reads it, through a const pointer. No static state here. */
 #include "config.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <slurm/slurm.h>
+
+#include "env.h"
 #include "layout.h"
 #include "plugin.h"
+#include "runcheck.h"
+#include "step.h"
 
-static const char *env_get(void *ctx, const char *name)
-{
-	char **env = ctx;
-	size_t n = strlen(name);
-
-	for (; env != NULL && *env != NULL; env++)
-		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
+/* step.h keeps its own copy of Slurm's special step ids (src/lib does not
+ * include slurm.h): fail the build if a Slurm release moves them again. */
+#ifdef SLURM_BATCH_SCRIPT
+_Static_assert(SLURM_BATCH_SCRIPT == DE_STEP_BATCH, "SLURM_BATCH_SCRIPT moved: update src/lib/step.h");
+#endif
+#ifdef SLURM_EXTERN_CONT
+_Static_assert(SLURM_EXTERN_CONT == DE_STEP_EXTERN, "SLURM_EXTERN_CONT moved: update src/lib/step.h");
+#endif
+#ifdef SLURM_INTERACTIVE_STEP
+_Static_assert(SLURM_INTERACTIVE_STEP == DE_STEP_INTERACTIVE, "SLURM_INTERACTIVE_STEP moved: update src/lib/step.h");
+#endif
+#ifdef SLURM_PENDING_STEP
+_Static_assert(SLURM_PENDING_STEP == DE_STEP_PENDING, "SLURM_PENDING_STEP moved: update src/lib/step.h");
+#endif
 
 /* The task's stderr is already in place in task_init (we run in the forked
- * task), so the user sees this next to the task's own output. */
-static int fail_task(const char *msg)
+ * task), so the user sees this next to the task's own output. Returns -1,
+ * the only failure value SPANK callbacks may return. */
+static int fail_task(const struct de_err *e)
 {
-	slurm_error(DE_LOG_PREFIX "%s", msg);
-	dprintf(STDERR_FILENO, DE_LOG_PREFIX "error: %s\n", msg);
+	slurm_error(DE_LOG_PREFIX "%s", e->msg);
+	dprintf(STDERR_FILENO, DE_LOG_PREFIX "error: %s\n", e->msg);
 	return -1;
 }
 
 /* The --dist-check preflight: run distenv-check with the task's final
  * environment, in the task (as the user, before exec), and fail the task
  * if it fails. fork/exec/wait works on every Slurm version (no
- * spank_prepend_task_argv before 23.02.5). */
-static int run_check(spank_t sp)
+ * spank_prepend_task_argv in 22.05). */
+static int run_check(const struct de_plugin *p, spank_t sp)
 {
-	const char *path = de_plugin.cfg.check_path;
+	struct de_run_check rc = {
+		.what = "--dist-check",
+		.path = p->cfg.check_path,
+		.path_hint = "plugstack.conf check_path=",
+		.backend = p->cfg.check,
+		.child_prefix = DE_LOG_PREFIX "error: ",
+		/* distenv-check bounds itself by its --timeout; this is the
+		 * backstop for a check that is itself stuck. */
+		.give_up_s = 86400,
+	};
 	char **env = NULL;
-	struct de_check_argv a;
 	struct de_err e;
-	int status = 0;
-	time_t give_up;
-	pid_t pid;
 
-	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
-		return fail_task("--dist-check: cannot read the task's environment");
-	if (access(path, X_OK) != 0) {
-		char msg[DE_ERR_MAX];
-
-		snprintf(msg, sizeof(msg), "--dist-check: cannot run %s: %s (plugstack.conf check_path=)",
-			 path, strerror(errno));
-		return fail_task(msg);
+	/* Read again: task_init has just set the torchrun variables. */
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS) {
+		de_errf(&e, "--dist-check: cannot read the task's environment");
+		return fail_task(&e);
 	}
+	rc.envp = env;
 	/* Extra options for the check, e.g. DISTENV_CHECK_OPTS="--timeout=20". */
-	if (de_check_argv(&a, path, de_plugin.cfg.check, env_get(env, "DISTENV_CHECK_OPTS"), &e)) {
-		char msg[DE_ERR_MAX + 16];
+	rc.opts = de_env_get(env, "DISTENV_CHECK_OPTS");
+	if (de_run_check(&rc, &e))
+		return fail_task(&e);
+	return 0;
+}
 
-		snprintf(msg, sizeof(msg), "--dist-check: %s", e.msg);
-		return fail_task(msg);
-	}
+/* Sets the planned variables in the task; the verbose lines say what
+ * happened to each. */
+static int apply_plan(const struct de_plugin *p, spank_t sp,
+		      const struct de_plan *plan)
+{
+	char line[DE_PLAN_LINE_MAX];
+	struct de_err e;
+	size_t i;
+	int rc;
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return fail_task("--dist-check: fork failed");
-	if (pid == 0) {
-		execve(path, a.argv, env);
-		dprintf(STDERR_FILENO, DE_LOG_PREFIX "error: exec %s: %s\n", path,
-			strerror(errno));
-		_exit(127);
-	}
-	/* distenv-check bounds itself by its --timeout; this is the backstop
-	 * for a check that is itself stuck (one day at most). */
-	give_up = time(NULL) + 86400;
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			return fail_task("--dist-check: lost the check process");
-		if (time(NULL) > give_up) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return fail_task("--dist-check: the check did not finish within a day");
+	for (i = 0; i < plan->n; i++) {
+		if (plan->item[i].action != DE_KEEP) {
+			rc = spank_setenv(sp, plan->item[i].name,
+					  plan->item[i].value, 1);
+			if (rc != ESPANK_SUCCESS) {
+				de_errf(&e, "setting %s=%s: %s", plan->item[i].name,
+					plan->item[i].value, spank_strerror(rc));
+				return fail_task(&e);
+			}
 		}
-		usleep(20000);
+		de_plan_log_line(plan, i, line, sizeof(line));
+		slurm_verbose(DE_LOG_PREFIX "%s", line);
+		if (p->verbose) {
+			de_plan_line(plan, i, line, sizeof(line));
+			dprintf(STDERR_FILENO, DE_LOG_PREFIX "%s\n", line);
+		}
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	{
-		char msg[DE_ERR_MAX];
-
-		if (WIFEXITED(status))
-			snprintf(msg, sizeof(msg), "--dist-check failed (distenv-check exit %d): the program was not started",
-				 WEXITSTATUS(status));
-		else
-			snprintf(msg, sizeof(msg), "--dist-check killed by signal %d: the program was not started",
-				 WTERMSIG(status));
-		return fail_task(msg);
-	}
+	spank_setenv(sp, DE_MANAGED_VAR, plan->managed, 1);
+	return 0;
 }
 
 int de_stepd_task_init(spank_t sp)
 {
+	const struct de_plugin *p = &de_plugin;
 	struct de_layout_in in;
 	struct de_torch_env want;
 	struct de_plan plan;
 	struct de_err e;
 	char **env = NULL;
 	uint32_t step, ntasks;
-	size_t i;
-	int rc;
 
-	if (de_plugin.bad)
-		return fail_task(de_plugin.err.msg);
-	if (!de_plugin.cfg.enabled) {
+	if (p->bad)
+		return fail_task(&p->err);
+	if (!p->cfg.enabled) {
 		slurm_debug(DE_LOG_PREFIX "disabled for this job (--dist-env=off or default=off)");
-		if (de_plugin.cfg.check != DE_CHECK_OFF && spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS &&
-		    step != 0xFFFFFFFBu && step != 0xFFFFFFFAu && step != 0xFFFFFFFCu)
-			return run_check(sp);
+		if (p->cfg.check != DE_CHECK_OFF &&
+		    spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS &&
+		    DE_STEP_HAS_RANKS(step))
+			return run_check(p, sp);
 		return 0;
 	}
-	if ((rc = spank_get_item(sp, S_JOB_STEPID, &step)) != ESPANK_SUCCESS)
-		return fail_task("cannot read the step id from slurmstepd");
-	if (step == 0xFFFFFFFCu) /* extern step: no user tasks */
+	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS) {
+		de_errf(&e, "cannot read the step id from slurmstepd");
+		return fail_task(&e);
+	}
+	if (step == DE_STEP_EXTERN) /* no user tasks */
 		return 0;
-	if ((rc = spank_get_item(sp, S_JOB_ENV, &env)) != ESPANK_SUCCESS)
-		return fail_task("cannot read the task's environment from slurmstepd");
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS) {
+		de_errf(&e, "cannot read the task's environment from slurmstepd");
+		return fail_task(&e);
+	}
 
 	memset(&in, 0, sizeof(in));
-	in.get = env_get;
+	in.get = de_env_get;
 	in.ctx = env;
-	in.cfg = &de_plugin.cfg;
+	in.cfg = &p->cfg;
 	in.step_id = step;
 	in.local_tasks = -1;
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS)
 		in.local_tasks = ntasks;
 	if (de_layout_compute(&in, &want, &e))
-		return fail_task(e.msg);
-	de_plan_make(&want, env_get, env, de_plugin.cfg.force, &plan);
-
-	for (i = 0; i < plan.n; i++) {
-		const char *name = plan.item[i].name;
-
-		if (plan.item[i].action == DE_KEEP) {
-			slurm_verbose(DE_LOG_PREFIX "%s=%s kept (user's; distenv would set %s)",
-				      name, plan.item[i].current, plan.item[i].value);
-		} else {
-			rc = spank_setenv(sp, name, plan.item[i].value, 1);
-			if (rc != ESPANK_SUCCESS) {
-				char msg[DE_ERR_MAX];
-
-				snprintf(msg, sizeof(msg), "setting %s=%s: %s", name,
-					 plan.item[i].value, spank_strerror(rc));
-				return fail_task(msg);
-			}
-			slurm_verbose(DE_LOG_PREFIX "%s=%s %s", name,
-				      plan.item[i].value,
-				      de_action_name(plan.item[i].action));
-		}
-		if (de_plugin.verbose)
-			dprintf(STDERR_FILENO, DE_LOG_PREFIX "%s=%s (%s%s%s)\n", name,
-				plan.item[i].action == DE_KEEP ? plan.item[i].current
-							       : plan.item[i].value,
-				de_action_name(plan.item[i].action),
-				plan.item[i].action == DE_KEEP ? ", distenv: " : "",
-				plan.item[i].action == DE_KEEP ? plan.item[i].value : "");
-	}
-	spank_setenv(sp, DE_MANAGED_VAR, plan.managed, 1);
-	if (de_plugin.cfg.check != DE_CHECK_OFF && !want.batch)
-		return run_check(sp);
+		return fail_task(&e);
+	de_plan_make(&want, de_env_get, env, p->cfg.force, &plan);
+	if (apply_plan(p, sp, &plan))
+		return -1;
+	if (p->cfg.check != DE_CHECK_OFF && !want.batch)
+		return run_check(p, sp);
 	return 0;
 }

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,9 @@
 #include "hostlist.h"
 #include "layout.h"
 #include "parse.h"
+#include "env.h"
 #include "port.h"
+#include "runcheck.h"
 #include "settings.h"
 
 #define PROG "distenv-exec"
@@ -57,24 +58,7 @@ static void usage(FILE *f)
 		DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT);
 }
 
-__attribute__((format(printf, 1, 2)))
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
-static const char *env_get(void *ctx, const char *name)
-{
-	(void)ctx;
-	return getenv(name);
-}
+extern char **environ;
 
 /* DISTENV_PORT_MIN / DISTENV_PORT_MAX, as the plugin's port_min/port_max. */
 static int port_range(struct de_config *cfg, struct de_err *err)
@@ -169,42 +153,38 @@ static const char *check_path(char *buf, size_t len)
 
 /* Runs distenv-check with this (final) environment, as the plugin's
  * --dist-check does; 0 only if it passed. */
-static int run_check(int backend)
+static int run_check(int backend, struct de_err *err)
 {
 	char buf[PATH_MAX + 32];
-	const char *path = check_path(buf, sizeof(buf));
-	struct de_check_argv a;
-	struct de_err e;
-	int status;
-	pid_t pid, w;
+	struct de_run_check rc = {
+		.what = "--check",
+		.path = check_path(buf, sizeof(buf)),
+		.path_hint = "set DISTENV_CHECK to the distenv-check binary",
+		.backend = backend,
+		.opts = getenv("DISTENV_CHECK_OPTS"),
+		.envp = environ,
+		.child_prefix = PROG ": ",
+		.give_up_s = 0, /* distenv-check's --timeout bounds it */
+	};
 
-	if (access(path, X_OK) != 0)
-		return fail("--check: cannot run %s: %s (set DISTENV_CHECK to the distenv-check binary)",
-			    path, strerror(errno));
-	if (de_check_argv(&a, path, backend, getenv("DISTENV_CHECK_OPTS"), &e))
-		return fail("--check: %s", e.msg);
+	return de_run_check(&rc, err);
+}
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return fail("--check: fork: %s", strerror(errno));
-	if (pid == 0) {
-		execv(path, a.argv);
-		fprintf(stderr, PROG ": --check: cannot run %s: %s\n", path,
-			strerror(errno));
-		_exit(127);
-	}
-	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-		;
-	if (w < 0)
-		return fail("--check: waiting for %s: %s", path, strerror(errno));
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+/* `--check socket`: --check takes its value only after '=', so "socket"
+ * would be run as PROGRAM: refused as a usage error instead. A
+ * PROGRAM after "--" is the user's choice. */
+static int check_value_apart(char **argv, int optind_, int check_given)
+{
+	static const char *const names[] = { "auto", "socket", "nccl", "off" };
+	size_t i;
+
+	if (!check_given || argv[optind_] == NULL ||
+	    strcmp(argv[optind_ - 1], "--") == 0)
 		return 0;
-	if (WIFEXITED(status))
-		return fail("--check failed (distenv-check exit %d): the program was not started",
-			    WEXITSTATUS(status));
-	return fail("--check killed by signal %d: the program was not started",
-		    WTERMSIG(status));
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(argv[optind_], names[i]) == 0)
+			return 1;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -222,9 +202,9 @@ int main(int argc, char **argv)
 	struct de_torch_env want;
 	struct de_plan plan;
 	struct de_err err;
-	char task0[DE_VALUE_MAX], from[PATH_MAX + 32];
+	char task0[DE_VALUE_MAX], from[PATH_MAX + 32], line[DE_PLAN_LINE_MAX];
 	const char *dist, *hostfile;
-	int opt, verbose = 0, force = 0;
+	int opt, verbose = 0, force = 0, check_bare = 0;
 	size_t i;
 
 	de_config_init(&cfg);
@@ -235,6 +215,7 @@ int main(int argc, char **argv)
 		case 'c':
 			if (de_config_parse_check(&cfg, "--check", optarg, &err))
 				return de_usage_error(PROG, "%s", err.msg);
+			check_bare = optarg == NULL;
 			break;
 		case 'v':
 			verbose = 1;
@@ -257,16 +238,20 @@ int main(int argc, char **argv)
 			return de_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (check_value_apart(argv, optind, check_bare))
+		return de_usage_error(PROG, "option '--check' takes its value with '=': --check=%s (\"%s\" would be run as PROGRAM; use -- before a PROGRAM of that name)",
+				      argv[optind], argv[optind]);
 	if (optind >= argc)
 		return de_usage_error(PROG, "no PROGRAM to run");
 
 	if (port_range(&cfg, &err))
-		return fail("%s", err.msg);
+		return de_error(PROG, "%s", err.msg);
 	if (getenv("SLURM_JOB_ID") == NULL)
-		return fail("SLURM_JOB_ID is not set: run " PROG " in a Slurm job (srun " PROG " PROGRAM, or in the job script)");
+		return de_error(PROG, "SLURM_JOB_ID is not set: run " PROG " in a Slurm job (srun " PROG " PROGRAM, or in the job script)");
 
 	memset(&in, 0, sizeof(in));
-	in.get = env_get;
+	in.get = de_env_get;
+	in.ctx = environ;
 	in.cfg = &cfg;
 	in.step_id = -1;     /* SLURM_STEP_ID; absent: the batch step */
 	in.local_tasks = -1; /* from SLURM_STEP_TASKS_PER_NODE */
@@ -278,12 +263,12 @@ int main(int argc, char **argv)
 		 * without it the hostfile is the only record of the layout. */
 		if (hostfile == NULL || *hostfile == '\0') {
 			if (getenv(DE_MASTER_HINT_VAR) == NULL)
-				return fail("SLURM_DISTRIBUTION=%s but SLURM_HOSTFILE is not set: cannot tell which host runs task 0",
-					    dist);
+				return de_error(PROG, "SLURM_DISTRIBUTION=%s but SLURM_HOSTFILE is not set: cannot tell which host runs task 0",
+						dist);
 		} else {
 			if (hostfile_first(hostfile, task0, sizeof(task0), &err)) {
 				if (getenv(DE_MASTER_HINT_VAR) == NULL)
-					return fail("%s", err.msg);
+					return de_error(PROG, "%s", err.msg);
 			} else {
 				snprintf(from, sizeof(from), "SLURM_HOSTFILE=%s", hostfile);
 				in.task0_host = task0;
@@ -292,38 +277,36 @@ int main(int argc, char **argv)
 		}
 	}
 	if (de_layout_compute(&in, &want, &err))
-		return fail("%s", err.msg);
-	de_plan_make(&want, env_get, NULL, force, &plan);
+		return de_error(PROG, "%s", err.msg);
+	de_plan_make(&want, de_env_get, environ, force, &plan);
 
 	for (i = 0; i < plan.n; i++) {
 		const char *name = plan.item[i].name;
 		int keep = plan.item[i].action == DE_KEEP;
 
 		if (!keep && setenv(name, plan.item[i].value, 1) != 0)
-			return fail("setting %s=%s: %s", name, plan.item[i].value,
-				    strerror(errno));
-		if (verbose)
-			fprintf(stderr, PROG ": %s=%s (%s%s%s)\n", name,
-				keep ? plan.item[i].current : plan.item[i].value,
-				de_action_name(plan.item[i].action),
-				keep ? ", distenv: " : "",
-				keep ? plan.item[i].value : "");
+			return de_error(PROG, "setting %s=%s: %s", name,
+					plan.item[i].value, strerror(errno));
+		if (verbose) {
+			de_plan_line(&plan, i, line, sizeof(line));
+			fprintf(stderr, PROG ": %s\n", line);
+		}
 	}
 	/* As the plugin: an inner step can tell these from the user's. */
 	if (setenv(DE_MANAGED_VAR, plan.managed, 1) != 0)
-		return fail("setting %s: %s", DE_MANAGED_VAR, strerror(errno));
+		return de_error(PROG, "setting %s: %s", DE_MANAGED_VAR, strerror(errno));
 
 	if (cfg.check != DE_CHECK_OFF) {
 		if (want.batch) {
 			if (verbose)
 				fprintf(stderr, PROG ": --check skipped in the batch step (no ranks to check)\n");
-		} else if (run_check(cfg.check)) {
-			return 1;
+		} else if (run_check(cfg.check, &err)) {
+			return de_error(PROG, "%s", err.msg);
 		}
 	}
 
 	fflush(NULL);
 	execvp(argv[optind], argv + optind);
-	fprintf(stderr, PROG ": cannot run %s: %s\n", argv[optind], strerror(errno));
+	de_error(PROG, "cannot run %s: %s", argv[optind], strerror(errno));
 	return 127;
 }

@@ -58,17 +58,10 @@ static bool parse_index(const char *s, size_t *n)
 	return true;
 }
 
-static int fail(const struct de_err *err)
-{
-	fprintf(stderr, PROG ": %s\n", err->msg);
-	return 1;
-}
-
 static int finish(void)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, PROG ": writing output: %s\n", strerror(errno));
-		return 1;
+		return de_error(PROG, "writing output: %s", strerror(errno));
 	}
 	return 0;
 }
@@ -84,26 +77,23 @@ static int print_nth(char **exprs, int nexpr, unsigned flags, size_t n)
 	/* Check every EXPR first, so a bad one is never silently ignored. */
 	for (i = 0; i < nexpr; i++) {
 		if (de_hostlist_count(exprs[i], flags, &count, &err))
-			return fail(&err);
+			return de_error(PROG, "%s", err.msg);
 	}
 	for (i = 0; i < nexpr; i++) {
 		if (de_hostlist_count(exprs[i], flags, &count, &err))
-			return fail(&err);
+			return de_error(PROG, "%s", err.msg);
 		if (n - total < count) {
 			if (de_hostlist_nth(exprs[i], flags, n - total, name,
 					    sizeof(name), &err))
-				return fail(&err);
+				return de_error(PROG, "%s", err.msg);
 			printf("%s\n", name);
 			return finish();
 		}
 		total += count;
 	}
 	if (total == 0)
-		fprintf(stderr, PROG ": the host list is empty\n");
-	else
-		fprintf(stderr, PROG ": no host %zu: the list has %zu hosts\n",
-			n, total);
-	return 1;
+		return de_error(PROG, "the host list is empty");
+	return de_error(PROG, "no host %zu: the list has %zu hosts", n, total);
 }
 
 int main(int argc, char **argv)
@@ -186,7 +176,7 @@ int main(int argc, char **argv)
 	case MODE_COUNT:
 		for (i = 0; i < nexpr; i++) {
 			if (de_hostlist_count(exprs[i], flags, &count, &err))
-				return fail(&err);
+				return de_error(PROG, "%s", err.msg);
 			total += count;
 		}
 		printf("%zu\n", total);
@@ -195,11 +185,11 @@ int main(int argc, char **argv)
 		/* Check every EXPR first: print all or nothing, as scontrol. */
 		for (i = 0; i < nexpr; i++) {
 			if (de_hostlist_count(exprs[i], flags, &count, &err))
-				return fail(&err);
+				return de_error(PROG, "%s", err.msg);
 		}
 		for (i = 0; i < nexpr; i++) {
 			if (de_hostlist_expand(exprs[i], flags, &hl, &err))
-				return fail(&err);
+				return de_error(PROG, "%s", err.msg);
 			for (j = 0; j < hl.count; j++) {
 				fputs(hl.host[j], stdout);
 				putchar('\n');

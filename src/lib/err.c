@@ -17,6 +17,18 @@ int de_errf(struct de_err *e, const char *fmt, ...)
 	return -1;
 }
 
+int de_error(const char *prog, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
 int de_usage_error(const char *prog, const char *fmt, ...)
 {
 	va_list ap;

@@ -435,3 +435,29 @@ const char *de_action_name(enum de_action a)
 	}
 	return "?";
 }
+
+void de_plan_line(const struct de_plan *plan, size_t i, char *buf, size_t len)
+{
+	const char *name = plan->item[i].name;
+
+	if (plan->item[i].action == DE_KEEP)
+		snprintf(buf, len, "%s=%s (%s, distenv: %s)", name,
+			 plan->item[i].current, de_action_name(DE_KEEP),
+			 plan->item[i].value);
+	else
+		snprintf(buf, len, "%s=%s (%s)", name, plan->item[i].value,
+			 de_action_name(plan->item[i].action));
+}
+
+void de_plan_log_line(const struct de_plan *plan, size_t i, char *buf,
+		      size_t len)
+{
+	const char *name = plan->item[i].name;
+
+	if (plan->item[i].action == DE_KEEP)
+		snprintf(buf, len, "%s=%s kept (user's; distenv would set %s)",
+			 name, plan->item[i].current, plan->item[i].value);
+	else
+		snprintf(buf, len, "%s=%s %s", name, plan->item[i].value,
+			 de_action_name(plan->item[i].action));
+}

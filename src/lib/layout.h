@@ -98,4 +98,16 @@ void de_plan_make(const struct de_torch_env *want, de_getenv_fn get, void *ctx,
 
 const char *de_action_name(enum de_action a);
 
+/* The two ways distenv reports item i of a plan, worded once for the
+ * plugin and distenv-exec. de_plan_line is what the user asked to see
+ * (--dist-env=verbose, distenv-exec --verbose), the value the task runs
+ * with first: "RANK=0 (set)", "MASTER_PORT=12345 (kept user's, distenv:
+ * 23456)". de_plan_log_line is slurmd's verbose log: "RANK=0 set",
+ * "MASTER_PORT=12345 kept (user's; distenv would set 23456)". Both cut
+ * long values to fit len (DE_PLAN_LINE_MAX always fits). */
+#define DE_PLAN_LINE_MAX (2 * DE_VALUE_MAX + 96)
+void de_plan_line(const struct de_plan *plan, size_t i, char *buf, size_t len);
+void de_plan_log_line(const struct de_plan *plan, size_t i, char *buf,
+		      size_t len);
+
 #endif

@@ -14,7 +14,7 @@ int de_port_range_check(unsigned long min, unsigned long max,
 static uint32_t step_slot(uint32_t step_id, uint32_t range)
 {
 	/* Special steps count down from the top of the range. */
-	if (step_id >= DE_STEP_PENDING)
+	if (step_id >= DE_STEP_SPECIAL_MIN)
 		return range - 1 - ((0xFFFFFFFFu - step_id) % range);
 	return step_id % range;
 }

@@ -6,17 +6,13 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "step.h"
 
 /* Below Linux's default ephemeral range (32768-60999), so a port chosen
  * here is not already taken by some outgoing connection on the node. */
 #define DE_PORT_MIN_DEFAULT 20000
 #define DE_PORT_MAX_DEFAULT 29999
 
-/* Slurm's special step ids (slurm.h SLURM_*_SCRIPT / _CONT). */
-#define DE_STEP_PENDING     0xFFFFFFF8u
-#define DE_STEP_EXTERN      0xFFFFFFFCu
-#define DE_STEP_BATCH       0xFFFFFFFBu
-#define DE_STEP_INTERACTIVE 0xFFFFFFFAu
 
 /* Validates a [min, max] range: 1024 <= min <= max <= 65535. */
 int de_port_range_check(unsigned long min, unsigned long max,

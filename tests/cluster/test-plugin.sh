@@ -92,6 +92,17 @@ tap_like "$out" "distenv: MASTER_PORT=12345 \(kept user's, distenv: [0-9]+\)" "-
 out=$(cx env MASTER_PORT=12345 srun -N1 -n1 --slurmd-debug=verbose true 2>&1)
 tap_like "$out" "MASTER_PORT=12345 kept" "slurmd verbose log says what was kept"
 
+# --- the load line: which Slurm the plugin was built against, quiet by default -
+ver=$(cx srun --version 2>&1 | awk '{print $NF}')
+out=$(cx srun -v -N1 -n1 true 2>&1)
+tap_like "$out" "distenv: [^ ]+ loaded, built against Slurm ${ver%.*}\.[0-9]+" \
+	"srun -v: the plugin logs the Slurm it was built against (${ver%.*}.x, as this srun $ver)"
+# (slurmstepd logs it from its init, before --slurmd-debug reaches the
+# user's stderr: it is in slurmd's log file at SlurmdDebug=verbose.)
+out=$(cx srun -N1 -n1 true 2>&1)
+if [[ $out != *"built against Slurm"* ]]; then tap_ok "without -v the load line is not shown"
+else tap_fail "without -v the load line is not shown" "$out"; fi
+
 # --- a bad option value reaching slurmstepd fails the tasks, not the node ------
 out=$(cx env _SLURM_SPANK_OPTION_distenv_dist_port=99999 srun -N2 -n2 true 2>&1) && rc=0 || rc=$?
 if [ "$rc" -ne 0 ] && [[ "$out" == *"--dist-port=99999: out of range"* ]]; then

@@ -2,20 +2,12 @@
 
 #include <string.h>
 
+#include "env.h"
 #include "layout.h"
 #include "port.h"
 #include "tap.h"
 
-static const char *arr_get(void *ctx, const char *name)
-{
-	const char **env = ctx;
-	size_t n = strlen(name);
-
-	for (; *env != NULL; env++)
-		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
+#define arr_get de_env_get
 
 static struct de_config cfg;
 static struct de_torch_env out;
@@ -371,6 +363,50 @@ int main(void)
 		}
 		ok(port_kept, "force=1 overrides the user's MASTER_PORT");
 		ok(omp_kept, "force=1 still keeps the user's OMP_NUM_THREADS");
+	}
+
+	/* The verbose lines, one wording for the plugin and distenv-exec. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=1",
+				      "SLURM_LOCALID=1", "SLURM_NODEID=0",
+				      "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=1",
+				      "SLURM_STEP_NODELIST=node1",
+				      "SLURM_STEP_TASKS_PER_NODE=2", NULL };
+		const char *user[] = { "MASTER_PORT=1234", "MASTER_ADDR=node9",
+				       "DISTENV_MANAGED=MASTER_ADDR=node9", NULL };
+		char line[DE_PLAN_LINE_MAX], small[12], want[64];
+		const char *mp;
+		size_t i, rank = 0, mport = 0, maddr = 0;
+
+		ok(run(env, -1, -1) == 0, "verbose-line input computes");
+		mp = V("MASTER_PORT");
+		de_plan_make(&out, arr_get, user, 0, &plan);
+		for (i = 0; i < plan.n; i++) {
+			if (!strcmp(plan.item[i].name, "RANK"))
+				rank = i;
+			if (!strcmp(plan.item[i].name, "MASTER_PORT"))
+				mport = i;
+			if (!strcmp(plan.item[i].name, "MASTER_ADDR"))
+				maddr = i;
+		}
+		de_plan_line(&plan, rank, line, sizeof(line));
+		is_str(line, "RANK=1 (set)", "verbose line: set");
+		de_plan_line(&plan, maddr, line, sizeof(line));
+		is_str(line, "MASTER_ADDR=node1 (replaced inherited)", "verbose line: replaced inherited");
+		de_plan_line(&plan, mport, line, sizeof(line));
+		snprintf(want, sizeof(want), "MASTER_PORT=1234 (kept user's, distenv: %s)", mp);
+		is_str(line, want, "verbose line: kept shows the user's value, then distenv's");
+		de_plan_log_line(&plan, rank, line, sizeof(line));
+		is_str(line, "RANK=1 set", "log line: set");
+		de_plan_log_line(&plan, mport, line, sizeof(line));
+		snprintf(want, sizeof(want), "MASTER_PORT=1234 kept (user's; distenv would set %s)", mp);
+		is_str(line, want, "log line: kept");
+		de_plan_make(&out, arr_get, user, 1, &plan);
+		de_plan_line(&plan, mport, line, sizeof(line));
+		snprintf(want, sizeof(want), "MASTER_PORT=%s (overrode user's (force=1))", mp);
+		is_str(line, want, "verbose line: force=1 overrides");
+		de_plan_line(&plan, mport, small, sizeof(small));
+		is_str(small, "MASTER_PORT", "a short buffer cuts the line, terminated");
 	}
 	return tap_done();
 }
