@@ -52,7 +52,7 @@ struct de_link {
 	int data_fd;
 	int rdv_fd;
 	struct de_rbuf rdv_rb;
-	double rdv_ms;
+	double rdv_ms, probe_ms, connect_ms, check_ms; /* how long each part took here */
 };
 
 /* The acceptor thread hands inbound ring connections over by caller rank;
@@ -61,7 +61,8 @@ struct de_ring_state {
 	pthread_t acceptor;
 	int acceptor_running;
 	volatile int stop;
-	pthread_mutex_t mu;
+	pthread_mutex_t mu;      /* guards key_ready, left_fd, left_rank */
+	int key_ready;           /* the session key is in auth (set under mu) */
 	pthread_cond_t cv;
 	int left_fd;          /* ring connection from rank-1, -1 until it arrives */
 	uint32_t left_rank;

@@ -196,7 +196,9 @@ retry:
 		de_buf_free(&tb);
 		if (rc)
 			return -1;
+		/* The acceptor answers callers only once the key is ours. */
 		pthread_mutex_lock(&c->ring.mu);
+		c->ring.key_ready = 1;
 		pthread_cond_broadcast(&c->ring.cv);
 		pthread_mutex_unlock(&c->ring.mu);
 	}

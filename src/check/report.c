@@ -133,11 +133,11 @@ void de_report_pass(const struct de_check *c, size_t count)
 	getrusage(RUSAGE_SELF, &ru);
 	node_summary(c, nodes_text, sizeof(nodes_text));
 	printf("distenv-check: PASS: %u rank%s on %u node%s %s; data interface %s (%s); "
-	       "rendezvous %.0f ms (authentication: %s); allreduce of %zu %s verified on every rank; "
-	       "rank 0 peak RSS %ld KiB\n",
+	       "rendezvous %.0f ms (authentication: %s), node probe %.0f ms; allreduce of %zu %s "
+	       "verified on every rank; rank 0 peak RSS %ld KiB\n",
 	       c->id.world, c->id.world == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s", nodes_text,
-	       c->net.iface, c->net.iface_how, c->net.rdv_ms, de_auth_name(&c->auth), count,
-	       de_dtype_name(c->o.dtype), ru.ru_maxrss);
+	       c->net.iface, c->net.iface_how, c->net.rdv_ms, de_auth_name(&c->auth),
+	       c->net.probe_ms, count, de_dtype_name(c->o.dtype), ru.ru_maxrss);
 }
 
 /* nccl-tests' names for the table's type column. */
@@ -249,11 +249,13 @@ int de_report_summary(const struct de_check *c, const char *path, const struct d
 	json_str(ok ? "" : f->msg, msg, sizeof(msg));
 	fprintf(fp, "{\"ok\":%s,\"diagnosis\":%s%s%s,\"message\":\"%s\",\"hint\":\"%s\","
 		"\"ranks\":%u,\"nodes\":%u,\"node_list\":\"%s\",\"ranks_per_node\":[%u,%u],\"mode\":\"%s\",\"backend\":\"%s\","
-		"\"dtype\":\"%s\",\"count\":%zu,\"rendezvous_ms\":%.0f,\"elapsed_ms\":%.0f}\n",
+		"\"dtype\":\"%s\",\"count\":%zu,\"rendezvous_ms\":%.0f,\"probe_ms\":%.0f,"
+		"\"connect_ms\":%.0f,\"check_ms\":%.0f,\"elapsed_ms\":%.0f}\n",
 		ok ? "true" : "false", ok ? "" : "\"", ok ? "null" : de_diag_name(f->diag),
 		ok ? "" : "\"", msg, ok ? "" : de_diag_hint(f->diag), c->id.world,
 		de_peers_nodes(&c->peers), hl, lo, hi, c->o.bench ? "bench" : "check", backend_name(c),
-		de_dtype_name(c->o.dtype), c->o.bench ? 0 : count, c->net.rdv_ms, elapsed_ms);
+		de_dtype_name(c->o.dtype), c->o.bench ? 0 : count, c->net.rdv_ms, c->net.probe_ms,
+		c->net.connect_ms, c->net.check_ms, elapsed_ms);
 	rc = ferror(fp);
 	/* Whole or not at all: CI reads this file. */
 	if (fclose(fp) != 0 || rc) {

@@ -24,13 +24,6 @@
 #include "rendezvous.h"
 #include "socket.h"
 
-#define PURPOSE_PROBE 1
-#define PURPOSE_RING 2
-#define PURPOSE_BULK 3
-/* The probe's bulk payload: well above any MTU (jumbo frames are 9000),
- * so a path that passes small packets but drops large ones stalls here,
- * named, instead of inside the allreduce until --timeout. */
-#define BULK_BYTES (64u << 10)
 /* Most bytes moved per system call, and the reduce-scatter's receive
  * buffer; a multiple of every dtype size. 1 MiB measured 10-25% faster
  * than 256 KiB from 2 to 64 MiB on loopback, and still fits in L2. */
@@ -66,9 +59,8 @@ static void cv_wait_ms(struct de_check *c, long ms)
 	pthread_cond_timedwait(&c->ring.cv, &c->ring.mu, &ts);
 }
 
-/* A DATA frame; with a challenge, it carries the proof of the session key. */
-static int send_data(struct de_check *c, int fd, uint8_t purpose,
-		     const uint8_t *challenge, int64_t deadline)
+int de_send_data(const struct de_check *c, int fd, uint8_t purpose,
+		 const uint8_t *challenge, int64_t deadline)
 {
 	struct de_data_hello d;
 	struct de_buf b = { 0 };
@@ -88,16 +80,31 @@ static int send_data(struct de_check *c, int fd, uint8_t purpose,
 	return rc;
 }
 
-static int send_challenge(int fd, const uint8_t nonce[DE_NONCE_BYTES], int64_t deadline)
+/* Moves len bytes over fd (nonblocking) before deadline: 0 done, -1
+ * closed/reset, -2 out of time. *moved counts what got through. */
+int de_move_all(int fd, uint8_t *buf, size_t len, int out, int64_t deadline,
+		    size_t *moved)
 {
-	struct de_buf b = { 0 };
-	struct de_err e;
-	int rc = de_enc_challenge(&b, nonce, &e);
+	struct pollfd p = { .fd = fd, .events = out ? POLLOUT : POLLIN };
 
-	if (rc == 0)
-		rc = de_send_all(fd, b.data, b.len, deadline);
-	de_buf_free(&b);
-	return rc;
+	*moved = 0;
+	while (*moved < len) {
+		ssize_t n = out ? send(fd, buf + *moved, len - *moved, MSG_DONTWAIT | MSG_NOSIGNAL)
+				: recv(fd, buf + *moved, len - *moved, MSG_DONTWAIT);
+		int64_t now;
+
+		if (n > 0) {
+			*moved += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return -1;
+		now = de_now_ms();
+		if (now >= deadline)
+			return -2;
+		poll(&p, 1, (int)(deadline - now));
+	}
+	return 0;
 }
 
 /* Reads exactly one small frame: the caller streams data right behind
@@ -141,186 +148,14 @@ static int recv_one_frame(int fd, uint8_t *buf, size_t cap, size_t *len,
 	}
 }
 
-/* Echoes one bulk probe back on its own thread: a path that stalls must
- * not hold the acceptor, which answers every other node's probe. */
-struct echo {
-	int fd;
-	int64_t deadline;
-};
-
-/* Moves len bytes over fd (nonblocking) before deadline: 0 done, -1
- * closed/reset, -2 out of time. *moved counts what got through. */
-static int move_all(int fd, uint8_t *buf, size_t len, int out, int64_t deadline,
-		    size_t *moved)
-{
-	struct pollfd p = { .fd = fd, .events = out ? POLLOUT : POLLIN };
-
-	*moved = 0;
-	while (*moved < len) {
-		ssize_t n = out ? send(fd, buf + *moved, len - *moved, MSG_DONTWAIT | MSG_NOSIGNAL)
-				: recv(fd, buf + *moved, len - *moved, MSG_DONTWAIT);
-		int64_t now;
-
-		if (n > 0) {
-			*moved += (size_t)n;
-			continue;
-		}
-		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-			return -1;
-		now = de_now_ms();
-		if (now >= deadline)
-			return -2;
-		poll(&p, 1, (int)(deadline - now));
-	}
-	return 0;
-}
-
-static void *echo_main(void *arg)
-{
-	struct echo *e = arg;
-	uint8_t *buf = malloc(BULK_BYTES);
-	size_t moved;
-
-	if (buf != NULL && move_all(e->fd, buf, BULK_BYTES, 0, e->deadline, &moved) == 0)
-		move_all(e->fd, buf, BULK_BYTES, 1, e->deadline, &moved);
-	free(buf);
-	close(e->fd);
-	free(e);
-	return NULL;
-}
-
-static void echo_start(int fd, int64_t deadline)
-{
-	struct echo *e = malloc(sizeof(*e));
-	pthread_attr_t at;
-	pthread_t th;
-
-	if (e == NULL) {
-		close(fd);
-		return;
-	}
-	e->fd = fd;
-	e->deadline = deadline;
-	de_set_nonblock(fd, 1);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &at, echo_main, e) != 0) {
-		close(fd);
-		free(e);
-	}
-	pthread_attr_destroy(&at);
-}
-
-static void accept_one(struct de_check *c, int fd, const char *from)
-{
-	uint8_t frame[1024], challenge[DE_NONCE_BYTES];
-	struct de_data_hello d;
-	struct de_err e;
-	size_t len = 0;
-	int64_t deadline = de_now_ms() + 3000;
-
-	de_auth_nonce(challenge);
-	if (send_challenge(fd, challenge, deadline) ||
-	    recv_one_frame(fd, frame, sizeof(frame), &len, deadline, &e) ||
-	    de_dec_data_hello(frame, len, &d, &e)) {
-		de_log("data port", "rejected %s: %s", from, e.msg);
-		goto drop;
-	}
-	if (strcmp(d.token, c->id.token) != 0 || d.rank >= c->id.world) {
-		de_log("data port", "rejected %s: not a rank of this job", from);
-		goto drop;
-	}
-	/* A peer may call before our own peer table (and key) arrived. */
-	pthread_mutex_lock(&c->ring.mu);
-	while (!c->auth.have_session && !c->ring.stop && de_now_ms() < deadline)
-		cv_wait_ms(c, 20);
-	pthread_mutex_unlock(&c->ring.mu);
-	if (de_auth_data_check(&c->auth, challenge, d.rank, d.purpose, d.mac)) {
-		de_log("data port", "rejected %s (claims rank %u): no proof of this job's session key",
-			 from, d.rank);
-		goto drop;
-	}
-	if (d.purpose == PURPOSE_PROBE) {
-		send_data(c, fd, PURPOSE_PROBE, NULL, de_now_ms() + 2000);
-		close(fd);
-		return;
-	}
-	if (d.purpose == PURPOSE_BULK) {
-		/* The echo needs only the connection: nothing of c is shared. */
-		echo_start(fd, de_now_ms() + (int64_t)c->o.timeout_s * 1000);
-		return;
-	}
-	if (d.purpose == PURPOSE_RING) {
-		pthread_mutex_lock(&c->ring.mu);
-		if (c->ring.left_fd < 0 && d.rank == (c->id.rank + c->id.world - 1) % c->id.world) {
-			c->ring.left_fd = fd;
-			c->ring.left_rank = d.rank;
-			fd = -1;
-			pthread_cond_broadcast(&c->ring.cv);
-		}
-		pthread_mutex_unlock(&c->ring.mu);
-		if (fd < 0)
-			return;
-		de_log("data port", "rejected ring connection from rank %u (%s): not our left neighbour",
-			 d.rank, from);
-	}
-drop:
-	close(fd);
-}
-
-static void *acceptor_main(void *arg)
-{
-	struct de_check *c = arg;
-	struct pollfd p = { .fd = c->net.data_fd, .events = POLLIN };
-
-	while (!c->ring.stop) {
-		struct de_addr a;
-		char from[80];
-		int fd;
-
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		a.len = sizeof(a.ss);
-		fd = accept4(c->net.data_fd, (struct sockaddr *)&a.ss, &a.len, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		de_addr_str(&a, from, sizeof(from));
-		accept_one(c, fd, from);
-	}
-	return NULL;
-}
-
-int de_acceptor_start(struct de_check *c, struct de_fail *f)
-{
-	c->ring.left_fd = -1;
-	c->ring.right_fd = -1;
-	pthread_mutex_init(&c->ring.mu, NULL);
-	pthread_cond_init(&c->ring.cv, NULL);
-	de_set_nonblock(c->net.data_fd, 1);
-	if (pthread_create(&c->ring.acceptor, NULL, acceptor_main, c) != 0)
-		return de_fail_set(f, DE_D_INTERNAL, "cannot start the acceptor thread");
-	c->ring.acceptor_running = 1;
-	return 0;
-}
-
-void de_acceptor_stop(struct de_check *c)
-{
-	if (!c->ring.acceptor_running)
-		return;
-	c->ring.stop = 1;
-	pthread_join(c->ring.acceptor, NULL);
-	c->ring.acceptor_running = 0;
-}
-
 /* ---------------------------------------------------------------- */
 
 struct target {
 	uint32_t rank;
 	int fd;
-	int state; /* 0 connecting, 1 awaiting the challenge, 2 awaiting the answer, 3 ok, 4 failed */
+	int state; /* 0 connecting, 3 connected, 4 failed */
 	enum de_diag diag;
 	const char *what;
-	struct de_rbuf rb;
 };
 
 static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
@@ -425,32 +260,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 						  e == ETIMEDOUT ? "timed out" : "unreachable";
 					x->diag = e == ETIMEDOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED;
 				} else {
-					x->state = 1;
-				}
-			} else {
-				enum de_msg type;
-				const uint8_t *frame;
-				size_t flen;
-				struct de_err e;
-				int rc = de_rbuf_fill(x->fd, &x->rb, DE_PROTO_MAX_SMALL,
-						      &type, &frame, &flen, &e);
-				uint8_t ch[DE_NONCE_BYTES];
-
-				if (rc == 1 && x->state == 1 && type == DE_MSG_CHALLENGE &&
-				    de_dec_challenge(frame, flen, ch, &e) == 0) {
-					if (send_data(c, x->fd, PURPOSE_PROBE, ch, deadline)) {
-						x->state = 4;
-						x->what = "reset";
-						x->diag = DE_D_PEER_REFUSED;
-					} else {
-						x->state = 2;
-					}
-				} else if (rc == 1 && x->state == 2 && type == DE_MSG_DATA) {
 					x->state = 3;
-				} else if (rc != 0) {
-					x->state = 4;
-					x->what = "closed without answering (not accepted: another job's port, or our proof refused)";
-					x->diag = DE_D_PEER_REFUSED;
 				}
 			}
 		}
@@ -459,7 +269,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 		struct target *x = &t[i];
 
 		if (x->state < 3) {
-			x->what = x->state == 0 ? "timed out" : "no answer";
+			x->what = "timed out";
 			x->state = 4;
 			x->diag = DE_D_PEER_TIMEOUT;
 		}
@@ -472,9 +282,14 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 			if (x->diag == DE_D_PEER_TIMEOUT)
 				timeouts++;
 		}
-		if (x->fd >= 0)
+		if (x->fd >= 0) {
+			/* A reset, not a FIN exchange: N*(N-1) probes on one box
+			 * are packets and TIME_WAIT sockets we can spare. */
+			struct linger lg = { 1, 0 };
+
+			setsockopt(x->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 			close(x->fd);
-		de_rbuf_free(&x->rb);
+		}
 	}
 	free(t);
 	free(pf);
@@ -551,16 +366,16 @@ static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
 	    de_connect(&a, deadline, &fd, &err_no) != DE_CONN_OK ||
 	    recv_one_frame(fd, frame, sizeof(frame), &flen, deadline, &e) ||
 	    de_dec_challenge(frame, flen, ch, &e) ||
-	    send_data(c, fd, PURPOSE_BULK, ch, deadline)) {
+	    de_send_data(c, fd, PURPOSE_BULK, ch, deadline)) {
 		/* The small exchange just passed the probe: this is new. */
 		rc = de_fail_set(f, DE_D_PEER_REFUSED, "%s (%s:%u) refused the bulk probe (%s)",
 				 p->host, p->addr, p->port, e.msg[0] ? e.msg : "connect failed");
 		goto done;
 	}
 	de_set_nonblock(fd, 1);
-	how = move_all(fd, out, BULK_BYTES, 1, deadline, &moved);
+	how = de_move_all(fd, out, BULK_BYTES, 1, deadline, &moved);
 	if (how == 0)
-		how = move_all(fd, in, BULK_BYTES, 0, deadline, &moved);
+		how = de_move_all(fd, in, BULK_BYTES, 0, deadline, &moved);
 	if (how == 0) {
 		rc = memcmp(in, out, BULK_BYTES) == 0 ? 0 :
 		     de_fail_set(f, DE_D_WRONG_RESULT, "%s (%s:%u) echoed 64 KiB with wrong bytes",
@@ -624,7 +439,7 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 
 		if (recv_one_frame(fd, frame, sizeof(frame), &flen, deadline, &e) ||
 		    de_dec_challenge(frame, flen, ch, &e) ||
-		    send_data(c, fd, PURPOSE_RING, ch, deadline)) {
+		    de_send_data(c, fd, PURPOSE_RING, ch, deadline)) {
 			close(fd);
 			return de_fail_set(f, DE_D_PEER_LOST, "rank %u on %s closed our ring connection (%s)",
 					   right, p->host, e.msg);

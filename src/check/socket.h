@@ -1,17 +1,36 @@
-/* The TCP data plane every backend shares (socket.c): the acceptor thread
- * for inbound data connections and the node-to-node probe. The socket
- * backend's ring is reached through backend.h. */
+/* The TCP data plane every backend shares: the acceptor thread for
+ * inbound data connections (acceptor.c) and the node-to-node probe
+ * (socket.c). The socket backend's ring is reached through backend.h. */
 #ifndef DISTENV_SOCKET_H
 #define DISTENV_SOCKET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "check.h"
 
+/* What a data connection is for, in its DATA hello (1 was the probe's,
+ * which now only connects). */
+#define PURPOSE_RING 2
+#define PURPOSE_BULK 3
+/* The probe's bulk payload: well above any MTU (jumbo frames are 9000),
+ * so a path that passes small packets but drops large ones stalls here,
+ * named, instead of inside the allreduce until --timeout. */
+#define BULK_BYTES (64u << 10)
+
+/* acceptor.c */
 int de_acceptor_start(struct de_check *c, struct de_fail *f);
 void de_acceptor_stop(struct de_check *c);
-/* Phase 0: every node reaches the others' data ports; report says which
- * failed ("host (addr:port) how, ..."). */
+/* socket.c. Phase 0: every node reaches the others' data ports; report
+ * says which failed ("host (addr:port) how, ..."). */
 int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report, size_t len);
+/* A DATA hello on fd; with a challenge, it carries the proof of the
+ * session key. */
+int de_send_data(const struct de_check *c, int fd, uint8_t purpose,
+		 const uint8_t *challenge, int64_t deadline);
+/* Moves len bytes over a nonblocking fd before deadline: 0 done, -1
+ * closed or reset, -2 out of time; *moved counts what got through. */
+int de_move_all(int fd, uint8_t *buf, size_t len, int out, int64_t deadline,
+		size_t *moved);
 
 #endif

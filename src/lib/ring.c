@@ -269,6 +269,31 @@ DEFINE_FILL(fill_f64, double)
 DEFINE_FILL(fill_i32, int32_t)
 DEFINE_FILL(fill_i64, int64_t)
 
+/* Whether dtype t holds the integer v exactly. A float does when v
+ * converts back to itself (the < 2^64 test keeps that conversion
+ * defined). */
+static int holds_exactly(enum de_dtype t, uint64_t v)
+{
+	float f = (float)v;
+	double d = (double)v;
+
+	switch (t) {
+	case DE_F32: return f < 0x1p64f && (uint64_t)f == v;
+	case DE_F64: return d < 0x1p64 && (uint64_t)d == v;
+	case DE_I32: return v <= INT32_MAX;
+	case DE_I64: return v <= INT64_MAX;
+	}
+	return 0;
+}
+
+int de_fill_has_rank_sum(enum de_dtype t, uint32_t world)
+{
+	/* Every partial sum of rank+1 is at most the whole, so the whole
+	 * being exact is enough. */
+	return dtype_valid(t) && world > 0 && triangle(world) <= dtype_exact_max[t] &&
+	       holds_exactly(t, triangle(world));
+}
+
 void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank,
 		   uint32_t world)
 {
@@ -281,6 +306,14 @@ void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank,
 	case DE_F64: fill_f64(buf, count, rank % p, p); break;
 	case DE_I32: fill_i32(buf, count, rank % p, p); break;
 	case DE_I64: fill_i64(buf, count, rank % p, p); break;
+	}
+	if (count > 0 && de_fill_has_rank_sum(t, world)) {
+		switch (t) {
+		case DE_F32: ((float *)buf)[0] = (float)rank + 1; break;
+		case DE_F64: ((double *)buf)[0] = (double)rank + 1; break;
+		case DE_I32: ((int32_t *)buf)[0] = (int32_t)rank + 1; break;
+		case DE_I64: ((int64_t *)buf)[0] = (int64_t)rank + 1; break;
+		}
 	}
 }
 
@@ -300,29 +333,22 @@ static uint64_t residue_sum(uint32_t w, uint32_t p, uint32_t a)
 	}
 }
 
-double de_expected(size_t i, uint32_t world)
+double de_expected_t(enum de_dtype t, size_t i, uint32_t world)
 {
-	uint32_t p = de_input_period(DE_F64, world);
+	uint32_t p = de_input_period(t, world);
 
+	if (i == 0 && de_fill_has_rank_sum(t, world))
+		return (double)triangle(world);
+	if (p == 0)
+		return 0;
 	return (double)((uint64_t)world + residue_sum(world, p, (uint32_t)(i % p)));
 }
 
-/* Whether dtype t holds the integer v exactly. A float does when v
- * converts back to itself (the < 2^64 test keeps that conversion
- * defined). */
-static int holds_exactly(enum de_dtype t, uint64_t v)
+double de_expected(size_t i, uint32_t world)
 {
-	float f = (float)v;
-	double d = (double)v;
-
-	switch (t) {
-	case DE_F32: return f < 0x1p64f && (uint64_t)f == v;
-	case DE_F64: return d < 0x1p64 && (uint64_t)d == v;
-	case DE_I32: return v <= INT32_MAX;
-	case DE_I64: return v <= INT64_MAX;
-	}
-	return 0;
+	return de_expected_t(DE_F64, i, world);
 }
+
 
 /* The exact sum for each residue of the period, in T where T holds it;
  * elements then compare with == (no tolerance: the sums are integers). */
@@ -343,7 +369,14 @@ static int holds_exactly(enum de_dtype t, uint64_t v)
 			exact[k] = holds_exactly(DTYPE, v);             \
 			want[k] = exact[k] ? (T)v : 0;                  \
 		}                                                       \
-		for (i = 0, k = 0; i < n; i++) {                        \
+		i = k = 0;                                              \
+		/* Element 0 carries rank+1 where its sum is exact. */  \
+		if (n > 0 && de_fill_has_rank_sum(DTYPE, world)) {      \
+			wrong += b[0] != (T)triangle(world);            \
+			i = 1;                                          \
+			k = 1 % p;                                      \
+		}                                                       \
+		for (; i < n; i++) {                                    \
 			if (!exact[k] || b[i] != want[k])               \
 				wrong++;                                \
 			if (++k == p)                                   \

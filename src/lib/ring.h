@@ -104,12 +104,17 @@ uint32_t de_input_period(enum de_dtype t, uint32_t world);
 /* Element i of rank r (of w) = 1 + (r + i) % p: each rank's buffer and
  * each position differ (a misplaced segment shows), every partial sum is
  * an integer at most w*p, exact in t, and the result is the same bits
- * whatever order the ranks add in. */
+ * whatever order the ranks add in. Element 0 is r + 1 instead while the
+ * sum w(w+1)/2 is exact in t (de_fill_has_rank_sum: float32 to 5792
+ * ranks): the figure the rank line shows, from the check's own allreduce. */
 void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank,
 		   uint32_t world);
+int de_fill_has_rank_sum(enum de_dtype t, uint32_t world);
 
-/* Expected element i after a sum over world ranks (as a double: for
- * printing and tests; exact below 2^53). */
+/* Expected element i of dtype t after a sum over world ranks (as a
+ * double: for printing and tests; exact below 2^53); de_expected is
+ * float64's. */
+double de_expected_t(enum de_dtype t, size_t i, uint32_t world);
 double de_expected(size_t i, uint32_t world);
 
 /* Elements of buf[0..count) that differ from the exact expected sum. An

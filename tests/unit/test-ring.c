@@ -543,6 +543,18 @@ static void test_values(void)
 	ok(de_expected(13, 4) == 10.0, "expected element 13 wraps to element 0");
 	ok(de_expected(5, 100000) == 100000.0 + 7692.0 * 78 + (5 + 6 + 7 + 8),
 	   "expected at 100000 ranks: 7692 whole periods and 4 more");
+	/* Element 0 is rank+1 while N(N+1)/2 is exact in the dtype. */
+	ok(de_fill_has_rank_sum(DE_F32, 5792) && !de_fill_has_rank_sum(DE_F32, 5793) &&
+	   de_fill_has_rank_sum(DE_I64, 100000) && !de_fill_has_rank_sum(DE_I32, 65536),
+	   "rank sum in element 0: float32 to 5792 ranks, int32 below 65536, int64 at 100000");
+	ok(de_expected_t(DE_F32, 0, 100) == 5050.0 && de_expected_t(DE_F32, 0, 6000) == 6000.0 + 461 * 78 + 21,
+	   "expected element 0: N(N+1)/2 while exact (100 ranks: 5050), else the period's");
+	{
+		float h[3];
+
+		de_fill_input(DE_F32, h, 3, 50, 100);
+		ok(h[0] == 51.0f && h[1] == (float)(1 + 51 % 13), "fill: element 0 of rank 50 of 100 is 51");
+	}
 
 	de_fill_input(DE_F32, f, 26, 0, 2);
 	de_fill_input(DE_F32, g, 26, 1, 2);

@@ -1,0 +1,359 @@
+/* The data port: one thread and one epoll loop serve every inbound data
+ * connection at once (the node probe makes every other node connect at
+ * the same moment: a probe is a connection and a reset, nothing more).
+ * Each other connection gets a challenge and must answer with a DATA hello
+ * proving the job's session key over it; then it is echoed on a thread of
+ * its own (bulk probe) or handed to the ring (its left neighbour). A peer that is merely slow keeps its connection until
+ * --timeout: an overloaded node is not a refused one. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "check.h"
+#include "socket.h"
+
+/* Shortest time a caller gets to answer the challenge, whatever --timeout. */
+#define MIN_ANSWER_MS 3000
+#define HELLO_MAX 1024
+
+struct pend {
+	int fd;
+	int64_t since, deadline;
+	uint8_t challenge[DE_NONCE_BYTES];
+	uint8_t buf[HELLO_MAX];
+	size_t have, want; /* one frame: the header, then its length */
+	int parked;        /* hello read, waiting for our session key */
+	struct de_data_hello d;
+	char from[80];
+	struct pend *prev, *next;
+};
+
+struct acceptor {
+	struct de_check *c;
+	int efd;
+	struct pend *list;
+};
+
+/* Echoes one bulk probe back on its own thread: a path that stalls must
+ * not hold the loop, which answers every other node's probe. */
+struct echo {
+	int fd;
+	int64_t deadline;
+};
+
+static void *echo_main(void *arg)
+{
+	struct echo *e = arg;
+	uint8_t *buf = malloc(BULK_BYTES);
+	size_t moved;
+
+	if (buf != NULL && de_move_all(e->fd, buf, BULK_BYTES, 0, e->deadline, &moved) == 0)
+		de_move_all(e->fd, buf, BULK_BYTES, 1, e->deadline, &moved);
+	free(buf);
+	close(e->fd);
+	free(e);
+	return NULL;
+}
+
+/* Takes fd: the echo needs only the connection, nothing of the check. */
+static void echo_start(int fd, int64_t deadline)
+{
+	struct echo *e = malloc(sizeof(*e));
+	pthread_attr_t at;
+	pthread_t th;
+
+	if (e == NULL) {
+		close(fd);
+		return;
+	}
+	e->fd = fd;
+	e->deadline = deadline;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &at, echo_main, e) != 0) {
+		close(fd);
+		free(e);
+	}
+	pthread_attr_destroy(&at);
+}
+
+static void drop(struct acceptor *a, struct pend *p)
+{
+	if (p->prev != NULL)
+		p->prev->next = p->next;
+	else
+		a->list = p->next;
+	if (p->next != NULL)
+		p->next->prev = p->prev;
+	if (p->fd >= 0) {
+		epoll_ctl(a->efd, EPOLL_CTL_DEL, p->fd, NULL);
+		close(p->fd);
+	}
+	free(p);
+}
+
+/* The connection leaves the loop (answered, echoed or handed to the
+ * ring): forget it without closing what was handed on. */
+static void release(struct acceptor *a, struct pend *p, int keep_fd)
+{
+	if (keep_fd) {
+		epoll_ctl(a->efd, EPOLL_CTL_DEL, p->fd, NULL);
+		p->fd = -1;
+	}
+	drop(a, p);
+}
+
+static int session_ready(struct de_check *c)
+{
+	int ready;
+
+	pthread_mutex_lock(&c->ring.mu);
+	ready = c->ring.key_ready;
+	pthread_mutex_unlock(&c->ring.mu);
+	return ready;
+}
+
+/* The hello is whole and the session key known: prove, then serve. */
+static void finish(struct acceptor *a, struct pend *p)
+{
+	struct de_check *c = a->c;
+	struct de_data_hello *d = &p->d;
+
+	if (de_auth_data_check(&c->auth, p->challenge, d->rank, d->purpose, d->mac)) {
+		de_log("data port", "rejected %s (claims rank %u): no proof of this job's session key",
+		       p->from, d->rank);
+		drop(a, p);
+		return;
+	}
+	if (d->purpose == PURPOSE_BULK) {
+		echo_start(p->fd, de_now_ms() + (int64_t)c->o.timeout_s * 1000);
+		release(a, p, 1);
+		return;
+	}
+	if (d->purpose == PURPOSE_RING) {
+		int taken = 0;
+
+		pthread_mutex_lock(&c->ring.mu);
+		if (c->ring.left_fd < 0 && d->rank == (c->id.rank + c->id.world - 1) % c->id.world) {
+			c->ring.left_fd = p->fd;
+			c->ring.left_rank = d->rank;
+			taken = 1;
+			pthread_cond_broadcast(&c->ring.cv);
+		}
+		pthread_mutex_unlock(&c->ring.mu);
+		if (taken) {
+			/* The ring sets its own flags on the fd. */
+			release(a, p, 1);
+			return;
+		}
+		de_log("data port", "rejected ring connection from rank %u (%s): not our left neighbour",
+		       d->rank, p->from);
+	}
+	drop(a, p);
+}
+
+/* Reads what is there of the one hello frame, never past it: a ring
+ * caller streams its data right behind. */
+static void on_readable(struct acceptor *a, struct pend *p)
+{
+	struct de_check *c = a->c;
+	struct de_err e;
+	enum de_msg type;
+	size_t flen;
+	ssize_t n;
+
+	while (p->have < p->want) {
+		n = recv(p->fd, p->buf + p->have, p->want - p->have, MSG_DONTWAIT);
+		if (n > 0) {
+			p->have += (size_t)n;
+			if (p->have == DE_PROTO_HDR && p->want == DE_PROTO_HDR) {
+				size_t body = (size_t)p->buf[8] << 24 | (size_t)p->buf[9] << 16 |
+					      (size_t)p->buf[10] << 8 | p->buf[11];
+
+				if (de_frame_check(p->buf, p->have, HELLO_MAX - DE_PROTO_HDR, &type,
+						   &flen, &e) < 0) {
+					de_log("data port", "rejected %s: %s", p->from, e.msg);
+					drop(a, p);
+					return;
+				}
+				p->want = DE_PROTO_HDR + body;
+			}
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+		drop(a, p); /* closed or reset before its hello */
+		return;
+	}
+	if (de_frame_check(p->buf, p->have, HELLO_MAX - DE_PROTO_HDR, &type, &flen, &e) != 1 ||
+	    de_dec_data_hello(p->buf, flen, &p->d, &e)) {
+		de_log("data port", "rejected %s: %s", p->from, e.msg);
+		drop(a, p);
+		return;
+	}
+	if (strcmp(p->d.token, c->id.token) != 0 || p->d.rank >= c->id.world) {
+		de_log("data port", "rejected %s: not a rank of this job", p->from);
+		drop(a, p);
+		return;
+	}
+	/* Nothing more to read: a ring caller's data waits in the socket. */
+	epoll_ctl(a->efd, EPOLL_CTL_DEL, p->fd, NULL);
+	if (session_ready(c))
+		finish(a, p);
+	else
+		p->parked = 1; /* a peer may call before our peer table (and key) arrived */
+}
+
+static void on_accept(struct acceptor *a)
+{
+	struct de_check *c = a->c;
+
+	for (;;) {
+		struct de_addr addr;
+		struct epoll_event ev;
+		struct de_buf b = { 0 };
+		struct de_err e;
+		struct pend *p;
+		ssize_t pk;
+		char peek;
+		int fd, ok;
+
+		addr.len = sizeof(addr.ss);
+		fd = accept4(c->net.data_fd, (struct sockaddr *)&addr.ss, &addr.len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		/* A probe connects and resets: N-1 of them arrive at once, and
+		 * most are gone by now. Nothing to say to those. */
+		pk = recv(fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (pk == 0 || (pk < 0 && (errno == ECONNRESET || errno == EPIPE))) {
+			close(fd);
+			continue;
+		}
+		p = calloc(1, sizeof(*p));
+		if (p == NULL) {
+			close(fd);
+			continue;
+		}
+		p->fd = fd;
+		p->want = DE_PROTO_HDR;
+		p->since = de_now_ms();
+		p->deadline = p->since + ((int64_t)c->o.timeout_s * 1000 > MIN_ANSWER_MS ?
+					  (int64_t)c->o.timeout_s * 1000 : MIN_ANSWER_MS);
+		de_addr_str(&addr, p->from, sizeof(p->from));
+		de_auth_nonce(p->challenge);
+		/* A fresh socket's send buffer takes the small challenge whole. */
+		ok = de_enc_challenge(&b, p->challenge, &e) == 0 &&
+		     send(fd, b.data, b.len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b.len;
+		de_buf_free(&b);
+		ev.events = EPOLLIN;
+		ev.data.ptr = p;
+		if (!ok || epoll_ctl(a->efd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(fd);
+			free(p);
+			continue;
+		}
+		p->next = a->list;
+		if (a->list != NULL)
+			a->list->prev = p;
+		a->list = p;
+	}
+}
+
+/* Parked callers once the key is there; callers past their time. */
+static int sweep(struct acceptor *a)
+{
+	int64_t now = de_now_ms();
+	int ready = -1, parked = 0;
+	struct pend *p = a->list, *next;
+
+	for (; p != NULL; p = next) {
+		next = p->next;
+		if (p->parked) {
+			if (ready < 0)
+				ready = session_ready(a->c);
+			if (ready) {
+				finish(a, p);
+				continue;
+			}
+			parked++;
+		}
+		if (now >= p->deadline) {
+			de_log("data port", "dropped %s: %s in %.1f s", p->from,
+			       p->parked ? "this rank never got the session key" : "no hello",
+			       (double)(now - p->since) / 1000.0);
+			drop(a, p);
+		}
+	}
+	return parked;
+}
+
+static void *acceptor_main(void *arg)
+{
+	struct acceptor a = { arg, -1, NULL };
+	struct de_check *c = arg;
+	struct epoll_event ev, evs[64];
+	int64_t swept = 0;
+	int parked = 0;
+
+	a.efd = epoll_create1(EPOLL_CLOEXEC);
+	ev.events = EPOLLIN;
+	ev.data.ptr = NULL;
+	if (a.efd < 0 || epoll_ctl(a.efd, EPOLL_CTL_ADD, c->net.data_fd, &ev) != 0) {
+		de_log("data port", "cannot watch the data port: %s", strerror(errno));
+		if (a.efd >= 0)
+			close(a.efd);
+		return NULL;
+	}
+	while (!c->ring.stop) {
+		/* Short naps while callers wait for our key, else 100 ms. */
+		int n = epoll_wait(a.efd, evs, 64, parked ? 10 : 100), i;
+		int64_t now;
+
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.ptr == NULL)
+				on_accept(&a);
+			else
+				on_readable(&a, evs[i].data.ptr);
+		}
+		/* The list is walked at most every 10 ms, not per event. */
+		now = de_now_ms();
+		if (parked || n == 0 || now - swept >= 10) {
+			parked = sweep(&a);
+			swept = now;
+		}
+	}
+	while (a.list != NULL)
+		drop(&a, a.list);
+	close(a.efd);
+	return NULL;
+}
+
+int de_acceptor_start(struct de_check *c, struct de_fail *f)
+{
+	c->ring.left_fd = -1;
+	c->ring.right_fd = -1;
+	pthread_mutex_init(&c->ring.mu, NULL);
+	pthread_cond_init(&c->ring.cv, NULL);
+	de_set_nonblock(c->net.data_fd, 1);
+	if (pthread_create(&c->ring.acceptor, NULL, acceptor_main, c) != 0)
+		return de_fail_set(f, DE_D_INTERNAL, "cannot start the acceptor thread");
+	c->ring.acceptor_running = 1;
+	return 0;
+}
+
+void de_acceptor_stop(struct de_check *c)
+{
+	if (!c->ring.acceptor_running)
+		return;
+	c->ring.stop = 1;
+	pthread_join(c->ring.acceptor, NULL);
+	c->ring.acceptor_running = 0;
+}
