@@ -171,6 +171,11 @@ for v in "${versions[@]}"; do
 	tap_diag "[$v] up: $(secs "$t0") s" "$out"
 	tap_like "$out" "idle in .* Slurm $vre\.[0-9]+ \(Debian $rel root\)" "[$v] up reports Slurm $v.x from the $rel root"
 
+	ctld_pid=$(cat "$STATE_DIR/run/slurmctld.pid" 2>/dev/null)
+	out=$("$S" up --slurm "$v" 2>&1)
+	tap_like "$out" "already up" "[$v] up --slurm $v again: already up" || tap_diag "$out"
+	tap_is "$(cat "$STATE_DIR/run/slurmctld.pid" 2>/dev/null)" "$ctld_pid" "[$v] ... the same slurmctld"
+
 	out=$("$S" status 2>&1)
 	tap_is "$?" 0 "[$v] status exits 0"
 	tap_like "$out" "slurm: +$vre\.[0-9]+ \(Debian $rel root" "[$v] status shows the Slurm version"
@@ -250,10 +255,30 @@ EOF
 	tap_like "$(ls "$root/usr/sbin/slurmd" 2>&1)" "slurmd" "[$v] down keeps the cached root"
 done
 
-# Back to the host's Slurm with no flag: as before.
+# A source newer than a build: up rebuilds it first (make redoes the
+# changed parts only), and the checkout's own tree is left as it was.
+v=${versions[0]}
+in_tree=$(cd "$DISTENV_SRCDIR" && git status --porcelain --ignored 2>/dev/null | md5sum)
+src_file=$DISTENV_SRCDIR/src/lib/hostlist.c
+touch -r "$src_file" "$tmp/mtime"
+touch "$src_file"
+out=$("$S" up --slurm "$v" 2>&1)
+tap_is "$?" 0 "[$v] up after a source changed exits 0" || tap_diag "$out"
+touch -r "$tmp/mtime" "$src_file" # as it was: the checkout's own build need not redo it
+tap_like "$out" "building distenv for Slurm $v" "[$v] ... and rebuilds the $v build first"
+tap_is "$(cd "$DISTENV_SRCDIR" && git status --porcelain --ignored 2>/dev/null | md5sum)" "$in_tree" \
+	"the checkout's own files are untouched by the version builds"
+out=$("$S" up --slurm "$v" 2>&1)
+tap_is "$(grep -c "building distenv" <<<"$out")" 0 "[$v] up with nothing changed does not build"
+
+# From a version's cluster straight back to the host's Slurm (no down).
 out=$("$S" up --no-plugin 2>&1)
-tap_is "$?" 0 "up with no --slurm after a version run exits 0" || tap_diag "$out"
-tap_like "$("$S" status 2>&1)" "slurm: +[0-9]+\.[0-9]+\.[0-9]+ \(the host's\)" "status shows the host's Slurm version"
+tap_is "$?" 0 "up with no --slurm while Slurm $v runs exits 0" || tap_diag "$out"
+tap_like "$out" "running Slurm $v: rebuilding with Slurm host" "... says it rebuilds with the host's Slurm"
+out=$("$S" status 2>&1)
+tap_like "$out" "slurm: +[0-9]+\.[0-9]+\.[0-9]+ \(the host's\)" "status shows the host's Slurm version"
+tap_like "$(cx srun -N2 -n2 --ntasks-per-node=1 sh -c '. /etc/os-release; echo "$VERSION_CODENAME"' 2>&1 | oneline)" \
+	"^$(. /etc/os-release && echo "$VERSION_CODENAME") " "tasks run on the host's own system again"
 "$S" down >/dev/null 2>&1
 tap_is "$(leftovers)" "" "final down leaves nothing behind"
 
