@@ -120,6 +120,25 @@ tap_is "$?" 2 "unreachable mirror: build exits 2"
 tap_like "$out" "cannot reach http://127.0.0.1:9/debian" "... and names the mirror"
 tap_is "$(find "$tmp/cache/roots" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" "" \
 	"... leaving no root, whole or half"
+# Killed while making a root: no root, no mount left in any namespace; the
+# next build starts over (it removes the hidden .tmp dir).
+setsid env DISTENV_CLUSTER_CACHE="$tmp/cache3" "$S" build --slurm 24.11 >"$tmp/killed.log" 2>&1 &
+builder=$!
+deadline=$((SECONDS + 30))
+until compgen -G "$tmp/cache3/roots/.trixie.tmp.*/usr" >/dev/null || ((SECONDS >= deadline)); do sleep 0.2; done
+sleep 2
+if compgen -G "$tmp/cache3/roots/.trixie.tmp.*/usr" >/dev/null && kill -0 "$builder" 2>/dev/null; then
+	tap_ok "a root build is under way (to be killed)"
+else
+	tap_fail "a root build is under way (to be killed)" "$(cat "$tmp/killed.log")"
+fi
+kill -KILL -- "-$builder" 2>/dev/null
+wait "$builder" 2>/dev/null
+sleep 0.5
+tap_is "$(find "$tmp/cache3/roots" -mindepth 1 -maxdepth 1 -type d ! -name '.*' 2>&1)" "" "a root build killed midway leaves no root (only a hidden .tmp dir)"
+tap_is "$(grep -l "$tmp/cache3" /proc/[0-9]*/mountinfo 2>/dev/null)" "" "... and no mount in any namespace"
+rm -rf --one-file-system -- "$tmp/cache3"
+
 # roots --clean removes a cache (a stand-in one here).
 mkdir -p "$tmp/cache2/roots/x" "$tmp/cache2/build/24.11"
 echo "release=x" >"$tmp/cache2/roots/x/.distenv-root"
