@@ -36,6 +36,25 @@ AC_DEFUN([X_AC_SLURM], [
   AC_COMPUTE_INT([x_ac_slurm_vnum], [SLURM_VERSION_NUMBER],
     [#include <slurm/slurm_version.h>], [x_ac_slurm_vnum=0])
   AC_MSG_RESULT([$x_ac_slurm_vnum])
+  # As "24.11.5": 22.05's header has only the number, no version string.
+  # Slurm loads a plugin only when its major.minor matches this one's.
+  AC_MSG_CHECKING([the Slurm release these headers are from])
+  SLURM_VERSION=unknown
+  AS_IF([test "$x_ac_slurm_vnum" -gt 0], [
+    AC_COMPUTE_INT([x_ac_slurm_vmaj], [SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER)],
+      [#include <slurm/slurm_version.h>], [x_ac_slurm_vmaj=0])
+    AC_COMPUTE_INT([x_ac_slurm_vmin], [SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER)],
+      [#include <slurm/slurm_version.h>], [x_ac_slurm_vmin=0])
+    AC_COMPUTE_INT([x_ac_slurm_vmic], [SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER)],
+      [#include <slurm/slurm_version.h>], [x_ac_slurm_vmic=0])
+    SLURM_VERSION=`printf '%d.%02d.%d' "$x_ac_slurm_vmaj" "$x_ac_slurm_vmin" "$x_ac_slurm_vmic"`
+  ])
+  AC_MSG_RESULT([$SLURM_VERSION])
+  AS_IF([test "$SLURM_VERSION" = unknown],
+    [AC_MSG_WARN([no SLURM_VERSION_NUMBER in slurm/slurm_version.h: the plugin cannot tell which Slurm it was built for])])
+  AC_DEFINE_UNQUOTED([DISTENV_SLURM_VERSION], ["$SLURM_VERSION"],
+    [Slurm release whose headers distenv was built against, e.g. "26.05.5"])
+  AC_SUBST([SLURM_VERSION])
   CPPFLAGS="$save_CPPFLAGS"
 
   AC_MSG_CHECKING([for the Slurm plugin directory])
