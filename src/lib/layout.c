@@ -134,6 +134,25 @@ static int get_ul(const struct de_layout_in *in, const char *name,
 	return de_parse_ulong(name, v, min, U32MAX, out, err);
 }
 
+/* SLURM_STEP_ID: 0..2^32-1, or a special id printed as a negative number
+ * (Slurm 26.05's batch step exports SLURM_STEP_ID=-5, SLURM_BATCH_SCRIPT
+ * as int32): -1..-16 are 2^32-1..2^32-16. */
+static int get_step(const struct de_layout_in *in, unsigned long *out, struct de_err *err)
+{
+	const char *v = need(in, "SLURM_STEP_ID", err);
+	unsigned long neg;
+
+	if (v == NULL)
+		return -1;
+	if (v[0] != '-')
+		return de_parse_ulong("SLURM_STEP_ID", v, 0, U32MAX, out, err);
+	if (de_parse_ulong("SLURM_STEP_ID", v + 1, 1, 16, &neg, NULL))
+		return de_errf(err, "SLURM_STEP_ID=\"%s\": expected a step number or one of Slurm's special ids (-1..-16)",
+			       v);
+	*out = U32MAX + 1ul - neg;
+	return 0;
+}
+
 /* First of several names that is set. */
 static const char *first_set(const struct de_layout_in *in, const char *a,
 			     const char *b)
@@ -243,7 +262,7 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 	if (in->step_id >= 0) {
 		step = (unsigned long)in->step_id;
 	} else if (in->get(in->ctx, "SLURM_STEP_ID") != NULL) {
-		if (get_ul(in, "SLURM_STEP_ID", 0, &step, err))
+		if (get_step(in, &step, err))
 			return -1;
 	} else {
 		step = DE_STEP_BATCH;

@@ -252,6 +252,19 @@ int main(void)
 		ok(run(nonode, -1, -1) == 0 && strcmp(V("MASTER_ADDR"), "x3") == 0,
 		   "no SLURM_STEP_ID = batch; falls back to first job node");
 	}
+	/* Slurm 26.05's batch step: SLURM_STEP_ID=-5 (SLURM_BATCH_SCRIPT as int32). */
+	{
+		const char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=-5", "SLURMD_NODENAME=node1",
+				      "SLURM_JOB_NODELIST=node[1-2]", NULL };
+		const char *bad[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=-17", "SLURM_JOB_NODELIST=n1", NULL };
+
+		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, 20000, 29999));
+		ok(run(env, -1, -1) == 0 && out.batch && strcmp(V("MASTER_PORT"), port) == 0,
+		   "SLURM_STEP_ID=-5 is the batch step (26.05), with the batch step's port");
+		ok(run(bad, -1, -1) == -1, "SLURM_STEP_ID=-17 refused");
+		is_str(err.msg, "SLURM_STEP_ID=\"-17\": expected a step number or one of Slurm's special ids (-1..-16)",
+		       "the refusal names the value and the forms expected");
+	}
 	/* --dist-port fixes the port. */
 	{
 		const char *env[] = { "SLURM_JOB_ID=42", "SLURMD_NODENAME=node1", NULL };
