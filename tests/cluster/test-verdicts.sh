@@ -170,6 +170,20 @@ else
 	tap_fail "missing-ranks message time (rc=$rc, said '$said', took $took s)" "$out"
 fi
 
+# A long wait: rank 0 says every 5 s whom it waits for.
+out=$(hand node1 0 2 24820 --timeout=7 2>&1) && rc=0 || rc=$?
+tap_like "$out" "distenv-check: rank 0: 5 s: 1 of 2 ranks joined; waiting for rank 1" \
+	"a long wait: rank 0 names the rank it still waits for, every 5 s"
+
+# GLOO_SOCKET_IFNAME as PyTorch reads it: a comma list, every name must exist.
+out=$(env -i PATH=/usr/bin:/bin DISTENV_SECRET="$secret" GLOO_SOCKET_IFNAME=lo RANK=0 WORLD_SIZE=1 \
+	MASTER_ADDR=127.0.0.1 MASTER_PORT=24821 "$CHECK" --quiet 2>&1) && rc=0 || rc=$?
+tap_like "$rc $out" "^0 .*data interface lo \(GLOO_SOCKET_IFNAME=lo\)" "GLOO_SOCKET_IFNAME=lo: that interface"
+out=$(env -i PATH=/usr/bin:/bin DISTENV_SECRET="$secret" GLOO_SOCKET_IFNAME=lo,nosuch0 RANK=0 WORLD_SIZE=1 \
+	MASTER_ADDR=127.0.0.1 MASTER_PORT=24821 "$CHECK" --quiet 2>&1) && rc=0 || rc=$?
+tap_like "$rc $out" '^2 .*FAIL usage: GLOO_SOCKET_IFNAME=lo,nosuch0: no up interface with an IPv4 address matches "=nosuch0"' \
+	"GLOO_SOCKET_IFNAME=lo,nosuch0: refused naming the missing one (gloo would fail on it)"
+
 # --- a path that drops large packets -----------------------------------------
 # node2 drops every packet over 1000 bytes to its data ports, as a
 # switch with a smaller MTU than the hosts' jumbo frames does: the probe's
