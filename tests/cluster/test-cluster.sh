@@ -47,15 +47,6 @@ leftovers() {
 	return 0
 }
 
-# Pids still alive (not zombies) among the given ones.
-alive_pids() {
-	local p st
-	for p in "$@"; do
-		st=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$p/stat" 2>/dev/null) || continue
-		[[ $st == Z || -z $st ]] || echo "$p"
-	done
-}
-
 # PID and its descendants.
 descendants() {
 	ps -e -o pid=,ppid= | awk -v root="$1" '

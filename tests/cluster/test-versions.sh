@@ -73,15 +73,6 @@ leftovers() {
 	return 0
 }
 
-# Pids still alive (not zombies) among the given ones.
-alive_pids() {
-	local p st
-	for p in "$@"; do
-		st=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$p/stat" 2>/dev/null) || continue
-		[[ $st == Z || -z $st ]] || echo "$p"
-	done
-}
-
 cluster_pids() {
 	local ns
 	cat "$STATE_DIR"/run/*.pid 2>/dev/null | awk '{ print $1 }'

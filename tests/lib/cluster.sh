@@ -89,6 +89,15 @@ cluster_down() {
 	"$DISTENV_CLUSTER" down
 }
 
+# alive_pids PID...: those still alive (not zombies).
+alive_pids() {
+	local p st
+	for p in "$@"; do
+		st=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$p/stat" 2>/dev/null) || continue
+		[[ $st == Z || -z $st ]] || echo "$p"
+	done
+}
+
 # cx CMD...: run CMD on the login host against the cluster.
 cx() {
 	timeout -k 5 "$CLUSTER_TIMEOUT" "$DISTENV_CLUSTER" exec -- "$@"
