@@ -265,12 +265,13 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 	return 0;
 }
 
+/* 2^32-1 is DE_UNSET in a HELLO: no rank, size or index takes it. */
 static int get_u32(const char *name, uint32_t min, uint32_t *out,
 		   struct de_err *err)
 {
 	unsigned long v;
 
-	if (de_parse_ulong(name, getenv(name), min, 0xFFFFFFFFul, &v, err))
+	if (de_parse_ulong(name, getenv(name), min, DE_UNSET - 1ul, &v, err))
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
@@ -331,9 +332,6 @@ static int read_env(struct de_check *c, struct de_fail *f)
 		return de_fail_set(f, DE_D_LOCAL_RANK, "%s", e.msg);
 	if (c->id.have_local_world && get_u32("LOCAL_WORLD_SIZE", 1, &c->id.local_world, &e))
 		return de_fail_set(f, DE_D_LOCAL_RANK, "%s", e.msg);
-	if (c->id.local_rank == DE_UNSET || c->id.local_world == DE_UNSET)
-		return de_fail_set(f, DE_D_LOCAL_RANK, "LOCAL_RANK/LOCAL_WORLD_SIZE %u: expected below %u",
-				   DE_UNSET, DE_UNSET);
 	{
 		const char *g = getenv("GROUP_RANK"), *n = getenv("NODE_RANK");
 		uint32_t gv = 0, nv = 0;
@@ -345,8 +343,6 @@ static int read_env(struct de_check *c, struct de_fail *f)
 					   gv, nv);
 		c->id.have_node_rank = g != NULL || n != NULL;
 		c->id.node_rank = g ? gv : nv;
-		if (c->id.node_rank == DE_UNSET)
-			return de_fail_set(f, DE_D_NODE_RANK, "NODE_RANK=%u: expected below %u", DE_UNSET, DE_UNSET);
 	}
 	if ((v = getenv("GROUP_WORLD_SIZE")) || (v = getenv("SLURM_STEP_NUM_NODES")) ||
 	    (v = getenv("SLURM_NNODES")))
@@ -424,11 +420,10 @@ static int simulated(void)
 	return sim != NULL && *sim != '\0';
 }
 
-/* On a job of several nodes nothing may go through loopback: MASTER_ADDR,
- * this host's name (peers are told to connect to it) or the data
- * interface. With nodes == 0 only MASTER_ADDR and the name are known. */
-static int loopback_checks(struct de_check *c, uint32_t nodes, const char *counted,
-			   struct de_fail *f)
+/* On a job of several nodes nothing may go through loopback: MASTER_ADDR
+ * or this host's name (peers are told to connect to it)... */
+static int name_loopback(struct de_check *c, uint32_t nodes, const char *counted,
+			 struct de_fail *f)
 {
 	struct de_addr self;
 	struct de_err e;
@@ -448,7 +443,18 @@ static int loopback_checks(struct de_check *c, uint32_t nodes, const char *count
 				   "this node's name %s resolves to %s (loopback) on a %u-node job%s",
 				   c->id.host, a, nodes, counted);
 	}
-	if (c->net.data_addr.len > 0 && de_addr_is_loopback(&c->net.data_addr)) {
+	return 0;
+}
+
+/* ... or the data interface. */
+static int iface_loopback(struct de_check *c, uint32_t nodes, const char *counted,
+			  struct de_fail *f)
+{
+	char a[64];
+
+	if (nodes <= 1 || simulated())
+		return 0;
+	if (de_addr_is_loopback(&c->net.data_addr)) {
 		de_addr_str(&c->net.data_addr, a, sizeof(a));
 		return de_fail_set(f, DE_D_USAGE,
 				   "the data interface %s (%s, by %s) is loopback on a %u-node job%s",
@@ -463,9 +469,11 @@ static int joined_checks(struct de_check *c, struct de_fail *f)
 {
 	uint32_t nodes = de_peers_nodes(&c->peers);
 
+	const char *counted = " (counted from the ranks' host names)";
+
 	if (c->id.nnodes != 0)
 		return 0;
-	return loopback_checks(c, nodes, " (counted from the ranks' host names)", f);
+	return name_loopback(c, nodes, counted, f) || iface_loopback(c, nodes, counted, f) ? -1 : 0;
 }
 
 /* GLOO_SOCKET_IFNAME as PyTorch reads it: exact names, comma separated,
@@ -506,7 +514,7 @@ static int preflight(struct de_check *c, struct de_fail *f)
 
 	if (de_resolve(c->id.master, c->id.master_port, &c->net.master_addr, &e))
 		return de_fail_set(f, DE_D_MASTER_RESOLVE, "MASTER_ADDR: %s", e.msg);
-	if (loopback_checks(c, c->id.nnodes, "", f))
+	if (name_loopback(c, c->id.nnodes, "", f))
 		return -1;
 	if (c->id.nodelist != NULL && !is_numeric_addr(c->id.master) &&
 	    de_hostlist_find(c->id.nodelist, DE_HL_SUFFIX, c->id.master, &e) < 0)
@@ -542,7 +550,7 @@ static int preflight(struct de_check *c, struct de_fail *f)
 					   c->id.master, e.msg);
 		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s", how);
 	}
-	if (loopback_checks(c, c->id.nnodes, "", f))
+	if (iface_loopback(c, c->id.nnodes, "", f))
 		return -1;
 	/* Every other node's prober connects at once: a short backlog drops
 	 * SYNs, which come back only after a 1 s retransmission. */
@@ -562,11 +570,6 @@ static const struct de_backend_ops *const backends[] = {
 };
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
 
-static const char *wanted_name(enum de_backend b)
-{
-	return b == DE_BACKEND_NCCL ? "nccl" : b == DE_BACKEND_SOCKET ? "socket" : "auto";
-}
-
 /* --backend=auto takes the first usable one; a named one must be built. */
 static int choose_backend(struct de_check *c, struct de_fail *f)
 {
@@ -582,7 +585,8 @@ static int choose_backend(struct de_check *c, struct de_fail *f)
 	}
 	if (c->o.backend == DE_BACKEND_NCCL)
 		return de_fail_set(f, DE_D_USAGE, "--backend=nccl: this distenv-check was built without CUDA/NCCL");
-	return de_fail_set(f, DE_D_INTERNAL, "no backend for --backend=%s", wanted_name(c->o.backend));
+	/* The socket backend is always built and always usable. */
+	return de_fail_set(f, DE_D_INTERNAL, "no backend for --backend (%d)", (int)c->o.backend);
 }
 
 /* One collective: fills, reduces, verifies. Returns #wrong, or -1. */
@@ -683,7 +687,7 @@ static int bench_mode(struct de_check *c, struct de_fail *f)
 	enum de_dtype t = c->o.dtype;
 	size_t esz = de_dtype_size(t), bytes;
 	void *buf = bench_alloc(c->o.max_bytes + esz);
-	struct de_bench table = { NULL, 0, 0 };
+	struct de_bench table = { NULL, 0, 0, 0 };
 
 	if (buf == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory for %zu bytes", c->o.max_bytes);

@@ -52,6 +52,7 @@ static struct {
 	int64_t since, deadline; /* this phase (or the gathering) */
 	int done;
 	struct conn *extra; /* a rejected claimant who should hear why too */
+	uint32_t *node, nodes; /* rank -> node index, once the world is whole */
 	unsigned rejected;  /* connections refused for authentication */
 } S;
 
@@ -424,20 +425,15 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 		return 0;
 	}
 	if (S.joined == S.c->id.world) {
-		uint32_t *node = malloc((size_t)S.c->id.world * sizeof(*node));
-		uint32_t nodes = node != NULL ? assign_nodes(node) : 0;
-
-		if (nodes == 0) {
-			free(node);
+		S.node = malloc((size_t)S.c->id.world * sizeof(*S.node));
+		S.nodes = S.node != NULL ? assign_nodes(S.node) : 0;
+		if (S.nodes == 0) {
 			srv_abort(DE_D_INTERNAL, 0, "out of memory for the node table");
 			return 0;
 		}
-		if (world_disagrees(node, nodes)) {
-			free(node);
+		if (world_disagrees(S.node, S.nodes))
 			return 0;
-		}
-		send_peers(node);
-		free(node);
+		send_peers(S.node);
 		S.phase = 0;
 		S.since = de_now_ms();
 		S.deadline = S.since + (int64_t)S.c->o.timeout_s * 1000 + 5000;
@@ -452,7 +448,7 @@ static void abort_probe(void)
 {
 	char msg[3000], worst[256] = "", from[1024] = "";
 	size_t off = 0;
-	uint32_t i, j, probers = 0, max = 0, bulk = 0, failed = 0;
+	uint32_t i, j, probers = S.nodes, max = 0, bulk = 0, failed = 0;
 	enum de_diag d = DE_D_PEER_REFUSED;
 
 	for (i = 0; i < S.c->id.world; i++) {
@@ -467,14 +463,7 @@ static void abort_probe(void)
 		off += (size_t)snprintf(msg + off, sizeof(msg) - off, "%s%s -> %s",
 					off ? "; " : "", S.byrank[i]->h.host, t->text);
 	}
-	/* Nodes that probe: the first rank of each host. */
-	for (i = 0; i < S.c->id.world; i++) {
-		for (j = 0; j < i; j++)
-			if (strcmp(S.byrank[j]->h.host, S.byrank[i]->h.host) == 0)
-				break;
-		if (j == i)
-			probers++;
-	}
+	/* One prober per node (its first rank). */
 	/* For each destination host, how many probers failed to reach it. */
 	for (i = 0; i < S.c->id.world; i++) {
 		const char *dst = S.byrank[i]->h.host;
@@ -873,6 +862,7 @@ void de_rdv_server_stop(void)
 	close(S.wake);
 	close(S.efd);
 	free(S.byrank);
+	free(S.node);
 	free(pending_list);
 	pending_list = NULL;
 	S.running = 0;

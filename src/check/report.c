@@ -84,7 +84,7 @@ static void node_hostlist(const struct de_check *c, char *hl, size_t len, uint32
 	const char **name = calloc(nodes ? nodes : 1, sizeof(*name));
 
 	*lo = *hi = 0;
-	if (per == NULL || name == NULL || de_hostlist_compress(name, 0, hl, len) < 0) {
+	if (per == NULL || name == NULL) {
 		snprintf(hl, len, "(out of memory)");
 		goto out;
 	}
@@ -95,13 +95,10 @@ static void node_hostlist(const struct de_check *c, char *hl, size_t len, uint32
 		if (name[p->node] == NULL)
 			name[p->node] = p->host;
 	}
-	*lo = UINT32_MAX;
 	for (i = 0; i < nodes; i++) {
-		*lo = per[i] < *lo ? per[i] : *lo;
+		*lo = i == 0 || per[i] < *lo ? per[i] : *lo;
 		*hi = per[i] > *hi ? per[i] : *hi;
 	}
-	if (nodes == 0)
-		*lo = 0;
 	if (de_hostlist_compress(name, nodes, hl, len) < 0)
 		snprintf(hl, len, "(out of memory)");
 out:
@@ -156,30 +153,31 @@ void de_bench_row(const struct de_check *c, struct de_bench *b, size_t count,
 		  double usec, long wrong)
 {
 	size_t esz = de_dtype_size(c->o.dtype);
-	struct de_bench_row *r;
+	struct de_bench_row row, *r = &row;
 
+	row.bytes = count * esz;
+	row.count = count;
+	row.usec = usec;
+	row.algbw = usec > 0 ? (double)(count * esz) / usec / 1e3 : 0;
+	/* nccl-tests' allreduce bus bandwidth: what each link carries. */
+	row.busbw = row.algbw * 2.0 * (c->id.world - 1) / c->id.world;
+	row.wrong = wrong;
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 32;
 		struct de_bench_row *g = realloc(b->row, cap * sizeof(*g));
 
-		if (g == NULL)
-			return; /* the row is still printed below, not kept */
-		b->row = g;
-		b->cap = cap;
+		/* Out of memory: the row is printed, not kept for the average. */
+		if (g != NULL) {
+			b->row = g;
+			b->cap = cap;
+		}
 	}
-	r = b->n < b->cap ? &b->row[b->n++] : NULL;
-	if (r != NULL) {
-		r->bytes = count * esz;
-		r->count = count;
-		r->usec = usec;
-		r->algbw = usec > 0 ? (double)(count * esz) / usec / 1e3 : 0;
-		/* nccl-tests' allreduce bus bandwidth: what each link carries. */
-		r->busbw = r->algbw * 2.0 * (c->id.world - 1) / c->id.world;
-		r->wrong = wrong;
-	}
-	if (c->o.json || r == NULL)
+	if (b->n < b->cap)
+		b->row[b->n++] = row;
+	b->printed++;
+	if (c->o.json)
 		return;
-	if (b->n == 1) {
+	if (b->printed == 1) {
 		char nodes_text[512];
 		unsigned nodes = de_peers_nodes(&c->peers);
 
@@ -226,8 +224,6 @@ void de_bench_end(const struct de_check *c, struct de_bench *b)
 		printf("],\"avg_busbw\":%.6f,\"wrong\":%ld}}\n", b->n ? sum / (double)b->n : 0.0, wrong);
 	}
 	fflush(stdout);
-	free(b->row);
-	memset(b, 0, sizeof(*b));
 }
 
 int de_report_summary(const struct de_check *c, const char *path, const struct de_fail *f,

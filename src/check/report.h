@@ -24,8 +24,8 @@ struct de_bench_row {
 	long wrong;
 };
 struct de_bench {
-	struct de_bench_row *row;
-	size_t n, cap;
+	struct de_bench_row *row; /* the caller frees it */
+	size_t n, cap, printed;
 };
 void de_bench_row(const struct de_check *c, struct de_bench *b, size_t count,
 		  double usec, long wrong);

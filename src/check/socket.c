@@ -153,7 +153,7 @@ static int recv_one_frame(int fd, uint8_t *buf, size_t cap, size_t *len,
 struct target {
 	uint32_t rank;
 	int fd;
-	int state; /* 0 connecting, 3 connected, 4 failed */
+	enum { CONNECTING, CONNECTED, FAILED } state;
 	enum de_diag diag;
 	const char *what;
 };
@@ -214,7 +214,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 		t[ntgt].rank = i;
 		t[ntgt].fd = -1;
 		if (de_resolve(p->addr, p->port, &a, &e)) {
-			t[ntgt].state = 4;
+			t[ntgt].state = FAILED;
 			t[ntgt].what = "bad address";
 			t[ntgt].diag = DE_D_PEER_REFUSED;
 		} else {
@@ -223,7 +223,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 			if (t[ntgt].fd >= 0 &&
 			    connect(t[ntgt].fd, (struct sockaddr *)&a.ss, a.len) != 0 &&
 			    errno != EINPROGRESS) {
-				t[ntgt].state = 4;
+				t[ntgt].state = FAILED;
 				t[ntgt].what = errno == ECONNREFUSED ? "refused" : "unreachable";
 				t[ntgt].diag = DE_D_PEER_REFUSED;
 			}
@@ -235,10 +235,10 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 
 		left = 0;
 		for (i = 0; i < ntgt; i++) {
-			pf[i].fd = t[i].state < 3 ? t[i].fd : -1;
-			pf[i].events = t[i].state == 0 ? POLLOUT : POLLIN;
+			pf[i].fd = t[i].state == CONNECTING ? t[i].fd : -1;
+			pf[i].events = POLLOUT;
 			pf[i].revents = 0;
-			left += t[i].state < 3;
+			left += t[i].state == CONNECTING;
 		}
 		if (left == 0 || now >= deadline)
 			break;
@@ -246,34 +246,32 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 			break;
 		for (i = 0; i < ntgt; i++) {
 			struct target *x = &t[i];
+			socklen_t sl = sizeof(int);
+			int e = 0;
 
+			/* The connection is the probe: its outcome is all there is. */
 			if (pf[i].revents == 0)
 				continue;
-			if (x->state == 0) {
-				int e = 0;
-				socklen_t sl = sizeof(e);
-
-				getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &e, &sl);
-				if (e != 0) {
-					x->state = 4;
-					x->what = e == ECONNREFUSED ? "refused" :
-						  e == ETIMEDOUT ? "timed out" : "unreachable";
-					x->diag = e == ETIMEDOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED;
-				} else {
-					x->state = 3;
-				}
+			getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &e, &sl);
+			if (e != 0) {
+				x->state = FAILED;
+				x->what = e == ECONNREFUSED ? "refused" :
+					  e == ETIMEDOUT ? "timed out" : "unreachable";
+				x->diag = e == ETIMEDOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED;
+			} else {
+				x->state = CONNECTED;
 			}
 		}
 	}
 	for (i = 0; i < ntgt; i++) {
 		struct target *x = &t[i];
 
-		if (x->state < 3) {
+		if (x->state == CONNECTING) {
 			x->what = "timed out";
-			x->state = 4;
+			x->state = FAILED;
 			x->diag = DE_D_PEER_TIMEOUT;
 		}
-		if (x->state == 4 && off < len - 200) {
+		if (x->state == FAILED && off < len - 200) {
 			const struct de_peer *p = &c->peers.peer[x->rank];
 
 			off += (size_t)snprintf(report + off, len - off,
@@ -327,7 +325,7 @@ static int iface_mtu(const char *ifname)
 	if (fd < 0)
 		return 0;
 	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", IFNAMSIZ - 1, ifname);
 	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
 		mtu = ifr.ifr_mtu;
 	close(fd);
@@ -346,7 +344,7 @@ static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
 	struct de_addr a;
 	struct de_err e = { "" };
 	size_t flen = 0, moved = 0, i;
-	int fd = -1, err_no, rc = -1, how;
+	int fd = -1, err_no, rc = -1, how, mtu_v;
 	char mtu[128] = "";
 
 	if (nodes < 2)
@@ -382,9 +380,8 @@ static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
 				 p->host, p->addr, p->port);
 		goto done;
 	}
-	if (iface_mtu(c->net.iface) > 0)
-		snprintf(mtu, sizeof(mtu), "; %s has MTU %d here", c->net.iface,
-			 iface_mtu(c->net.iface));
+	if ((mtu_v = iface_mtu(c->net.iface)) > 0)
+		snprintf(mtu, sizeof(mtu), "; %s has MTU %d here", c->net.iface, mtu_v);
 	if (how == -1)
 		rc = de_fail_set(f, DE_D_PEER_LOST, "%s (%s:%u) closed the bulk probe after %zu bytes",
 				 p->host, p->addr, p->port, moved);

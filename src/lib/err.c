@@ -17,15 +17,21 @@ int de_errf(struct de_err *e, const char *fmt, ...)
 	return -1;
 }
 
+/* "PROG: message" on stderr, then what follows it. */
+static void vreport(const char *prog, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int de_error(const char *prog, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(prog, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
 }
 
@@ -33,10 +39,9 @@ int de_usage_error(const char *prog, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(prog, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help' for more information.\n", prog);
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
 	return 2;
 }

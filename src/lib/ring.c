@@ -344,10 +344,6 @@ double de_expected_t(enum de_dtype t, size_t i, uint32_t world)
 	return (double)((uint64_t)world + residue_sum(world, p, (uint32_t)(i % p)));
 }
 
-double de_expected(size_t i, uint32_t world)
-{
-	return de_expected_t(DE_F64, i, world);
-}
 
 
 /* The exact sum for each residue of the period, in T where T holds it;

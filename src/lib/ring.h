@@ -112,10 +112,8 @@ void de_fill_input(enum de_dtype t, void *buf, size_t count, uint32_t rank,
 int de_fill_has_rank_sum(enum de_dtype t, uint32_t world);
 
 /* Expected element i of dtype t after a sum over world ranks (as a
- * double: for printing and tests; exact below 2^53); de_expected is
- * float64's. */
+ * double: for printing and tests; exact below 2^53). */
 double de_expected_t(enum de_dtype t, size_t i, uint32_t world);
-double de_expected(size_t i, uint32_t world);
 
 /* Elements of buf[0..count) that differ from the exact expected sum. An
  * element whose exact sum the dtype cannot hold always counts as wrong. */

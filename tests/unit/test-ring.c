@@ -403,10 +403,10 @@ static int owned_reduced(enum de_dtype t, uint32_t n, size_t count, void **buf)
 
 		de_ring_segment(count, n, de_ring_owned(r, n), &g);
 		for (i = g.off; i < g.off + g.len; i++) {
-			if (de_value_at(t, buf[r], i) != de_expected(i, n)) {
+			if (de_value_at(t, buf[r], i) != de_expected_t(t, i, n)) {
 				printf("# %s n %u count %zu: after reduce-scatter rank %u element %zu = %g, want %g\n",
 				       de_dtype_name(t), n, count, r, i,
-				       de_value_at(t, buf[r], i), de_expected(i, n));
+				       de_value_at(t, buf[r], i), de_expected_t(t, i, n));
 				return 0;
 			}
 		}
@@ -537,11 +537,11 @@ static void test_values(void)
 	float f[26], g[26];
 	int32_t v[13];
 
-	ok(de_expected(0, 1) == 1.0, "expected element 0, 1 rank");
-	ok(de_expected(0, 2) == 3.0, "expected element 0, 2 ranks = 1+2");
-	ok(de_expected(12, 4) == 19.0, "expected element 12, 4 ranks = 13+1+2+3");
-	ok(de_expected(13, 4) == 10.0, "expected element 13 wraps to element 0");
-	ok(de_expected(5, 100000) == 100000.0 + 7692.0 * 78 + (5 + 6 + 7 + 8),
+	ok(de_expected_t(DE_F64, 0, 1) == 1.0, "expected element 0, 1 rank");
+	ok(de_expected_t(DE_F64, 0, 2) == 3.0, "expected element 0, 2 ranks = 1+2");
+	ok(de_expected_t(DE_F64, 12, 4) == 19.0, "expected element 12, 4 ranks = 13+1+2+3");
+	ok(de_expected_t(DE_F64, 13, 4) == 10.0, "expected element 13 wraps to element 0");
+	ok(de_expected_t(DE_F64, 5, 100000) == 100000.0 + 7692.0 * 78 + (5 + 6 + 7 + 8),
 	   "expected at 100000 ranks: 7692 whole periods and 4 more");
 	/* Element 0 is rank+1 while N(N+1)/2 is exact in the dtype. */
 	ok(de_fill_has_rank_sum(DE_F32, 5792) && !de_fill_has_rank_sum(DE_F32, 5793) &&
