@@ -10,8 +10,12 @@
 #   tap_done
 #
 # Environment:
+#   DISTENV_CLUSTER_SLURM  the Slurm the cluster runs (host, 22.05, 24.11,
+#                      26.05; default host): another version comes up from
+#                      its Debian root with its own build of the checkout
 #   DISTENV_BUILD_DIR  build tree holding spank/.libs/distenv.so (default:
-#                      the source tree)
+#                      the source tree; for another Slurm, that version's
+#                      build, as `distenv-cluster env --slurm V` names it)
 #   DISTENV_CLUSTER    the cluster tool (default: scripts/distenv-cluster)
 #   CLUSTER_TIMEOUT    seconds any cx/nx command may run (default 120; 0 =
 #                      no limit), so that a hang fails a test, not the suite
@@ -21,8 +25,13 @@
 
 CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DISTENV_SRCDIR=${DISTENV_SRCDIR:-$(cd "$CLUSTER_LIB_DIR/../.." && pwd)}
-DISTENV_BUILD_DIR=${DISTENV_BUILD_DIR:-$DISTENV_SRCDIR}
 DISTENV_CLUSTER=${DISTENV_CLUSTER:-$DISTENV_SRCDIR/scripts/distenv-cluster}
+CLUSTER_SLURM=${DISTENV_CLUSTER_SLURM:-host}
+if [[ -z ${DISTENV_BUILD_DIR:-} && $CLUSTER_SLURM != host ]]; then
+	DISTENV_BUILD_DIR=$("$DISTENV_CLUSTER" env --slurm "$CLUSTER_SLURM" 2>/dev/null |
+		sed -n 's/^export DISTENV_BUILD_DIR=//p')
+fi
+DISTENV_BUILD_DIR=${DISTENV_BUILD_DIR:-$DISTENV_SRCDIR}
 DISTENV_PLUGIN_SO=${DISTENV_PLUGIN_SO:-$DISTENV_BUILD_DIR/spank/.libs/distenv.so}
 CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-120}
 
@@ -43,8 +52,9 @@ cluster_forget_job_env() {
 }
 
 # cluster_up [ARGS...]: bring the cluster up (idempotent) with the build
-# tree's plugin unless ARGS name --plugin or --no-plugin. Its output goes out
-# as TAP diagnostics.
+# tree's plugin unless ARGS name --plugin or --no-plugin (on another Slurm,
+# `up` takes that version's build itself, rebuilding it when stale). Its
+# output goes out as TAP diagnostics.
 cluster_up() {
 	local out rc=0
 	out=$(cluster_up_raw "$@" 2>&1) || rc=$?
@@ -57,10 +67,10 @@ cluster_up_raw() {
 	for a in "$@"; do
 		[[ $a == --plugin || $a == --plugin=* || $a == --no-plugin ]] && pl=0
 	done
-	if ((pl)); then
+	if ((pl)) && [[ $CLUSTER_SLURM == host ]]; then
 		set -- --plugin "$DISTENV_PLUGIN_SO" "$@"
 	fi
-	"$DISTENV_CLUSTER" up "$@"
+	"$DISTENV_CLUSTER" up --slurm "$CLUSTER_SLURM" "$@"
 }
 
 # cluster_require [UP ARGS...]: not root -> skip the whole file; root but the

@@ -7,10 +7,13 @@
 #   tap_is "$(hostname)" node1 "hostname"
 #   tap_done
 #
-# Detail lines go to stdout as "# ..." (TAP diagnostics).
+# Detail lines go to stdout as "# ..." (TAP diagnostics). With TAP_TAG set
+# (tests/run sets it to the Slurm version a file runs against), every result
+# line starts with "[TAG] ", so that a failure names what it ran on.
 
 TAP_N=0
 TAP_FAILED=0
+TAP_PREFIX=${TAP_TAG:+[$TAP_TAG] }
 
 # tap_diag LINES...: every line of every argument as a "# " line.
 tap_diag() {
@@ -24,13 +27,13 @@ tap_diag() {
 
 tap_ok() { # DESC
 	TAP_N=$((TAP_N + 1))
-	printf 'ok %d - %s\n' "$TAP_N" "$1"
+	printf 'ok %d - %s%s\n' "$TAP_N" "$TAP_PREFIX" "$1"
 }
 
 tap_fail() { # DESC [DETAIL...]
 	TAP_N=$((TAP_N + 1))
 	TAP_FAILED=$((TAP_FAILED + 1))
-	printf 'not ok %d - %s\n' "$TAP_N" "$1"
+	printf 'not ok %d - %s%s\n' "$TAP_N" "$TAP_PREFIX" "$1"
 	shift
 	(($#)) && tap_diag "$@"
 	return 0
@@ -38,7 +41,7 @@ tap_fail() { # DESC [DETAIL...]
 
 tap_skip() { # DESC REASON
 	TAP_N=$((TAP_N + 1))
-	printf 'ok %d - %s # SKIP %s\n' "$TAP_N" "$1" "${2-}"
+	printf 'ok %d - %s%s # SKIP %s\n' "$TAP_N" "$TAP_PREFIX" "$1" "${2-}"
 }
 
 # tap_check DESC CMD...: ok when CMD exits 0; else its output as diagnostics.
@@ -84,6 +87,6 @@ tap_done() {
 }
 
 tap_skip_all() { # REASON
-	printf '1..0 # SKIP %s\n' "$1"
+	printf '1..0 # SKIP %s%s\n' "$TAP_PREFIX" "$1"
 	exit 0
 }
