@@ -17,6 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 S=$DISTENV_CLUSTER
 cluster_forget_job_env
 [[ $(id -u) -eq 0 ]] || tap_skip_all "needs root (network namespaces, Slurm daemons)"
+cluster_lock
 
 tmp=$(mktemp -d /tmp/distenv-test-cluster.XXXXXX)
 chmod 0755 "$tmp" # nobody runs a copy of the script from here

@@ -174,8 +174,7 @@ done
 # --- each version's cluster -------------------------------------------------------
 
 # One local cluster per machine: hold the test lock from here to the end.
-exec {CLUSTER_LOCK_FD}>"${DISTENV_CLUSTER_TESTLOCK:-/run/distenv-cluster.testlock}"
-flock "$CLUSTER_LOCK_FD"
+cluster_lock
 locked=1
 
 for v in "${versions[@]}"; do

@@ -73,6 +73,14 @@ cluster_up_raw() {
 	"$DISTENV_CLUSTER" up --slurm "$CLUSTER_SLURM" "$@"
 }
 
+# cluster_lock: there is one local cluster per machine: one test file uses
+# it at a time, from here until this shell exits. Every file that brings
+# the cluster up or down takes it first.
+cluster_lock() {
+	exec {CLUSTER_LOCK_FD}>"${DISTENV_CLUSTER_TESTLOCK:-/run/distenv-cluster.testlock}"
+	flock "$CLUSTER_LOCK_FD"
+}
+
 # cluster_require [UP ARGS...]: not root -> skip the whole file; root but the
 # cluster cannot come up -> one failed test with the reason, and exit.
 cluster_require() {
@@ -81,10 +89,7 @@ cluster_require() {
 	if [[ $(id -u) -ne 0 ]]; then
 		tap_skip_all "needs root (network namespaces, Slurm daemons)"
 	fi
-	# There is one local cluster per machine: one test file uses it at a
-	# time (held until this shell exits).
-	exec {CLUSTER_LOCK_FD}>"${DISTENV_CLUSTER_TESTLOCK:-/run/distenv-cluster.testlock}"
-	flock "$CLUSTER_LOCK_FD"
+	cluster_lock
 	out=$(cluster_up_raw "$@" 2>&1) || rc=$?
 	if ((rc)); then
 		tap_fail "local cluster comes up ($DISTENV_CLUSTER up $*)" \
