@@ -176,7 +176,7 @@ tap_is "$out" "0 node2
 
 # Arbitrary distribution: the hostfile puts task 0 on node2.
 printf 'node2\nnode1\n' >"$tmp/hostfile"
-out=$(SLURM_HOSTFILE=$tmp/hostfile cx srun -N2 -n2 -m arbitrary \
+out=$(SLURM_HOSTFILE=$tmp/hostfile cx srun -n2 -m arbitrary \
 	bash -c 'echo "$SLURM_PROCID $(hostname) $SLURM_STEP_NODELIST"' | sort)
 tap_is "$out" "0 node2 node[1-2]
 1 node1 node[1-2]" "arbitrary distribution: task 0 on node2, nodelist sorted"

@@ -107,7 +107,9 @@ cat >"$tmp/steps" <<EOF
 cd "$tmp"
 ./pair 2x1 -N2 -n2 --ntasks-per-node=1
 ./pair 2x2 -N2 -n4 --ntasks-per-node=2
-SLURM_HOSTFILE=$tmp/hostfile ./pair arbitrary -N2 -n2 -m arbitrary
+# No -N with arbitrary: Slurm 24.11 and 26.05 refuse it (the host file
+# names the nodes).
+SLURM_HOSTFILE=$tmp/hostfile ./pair arbitrary -n2 -m arbitrary
 o="srun --dist-env=off -N2 -n2 --ntasks-per-node=1"
 MASTER_PORT=12345 \$o "$EXEC" printenv MASTER_PORT >userport.out 2>&1
 MASTER_PORT=12345 \$o "$EXEC" --force printenv MASTER_PORT >force.out 2>&1
@@ -126,7 +128,7 @@ DISTENV_PORT_MIN=80 \$o "$EXEC" true >badport.out 2>&1
 echo "rc=\$?" >>badport.out
 \$o bash -c 'SLURM_PROCID=x exec "$EXEC" true' >badprocid.out 2>&1
 echo "rc=\$?" >>badprocid.out
-SLURM_HOSTFILE=$tmp/hostfile \$o -m arbitrary bash -c 'SLURM_HOSTFILE=/nonexistent/hostfile exec "$EXEC" true' >nohostfile.out 2>&1
+SLURM_HOSTFILE=$tmp/hostfile srun --dist-env=off -n2 -m arbitrary bash -c 'SLURM_HOSTFILE=/nonexistent/hostfile exec "$EXEC" true' >nohostfile.out 2>&1
 echo "rc=\$?" >>nohostfile.out
 \$o "$EXEC" /nonexistent/program >noprog.out 2>&1
 echo "rc=\$?" >>noprog.out

@@ -68,7 +68,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	tap_done
 	exit
 fi
-if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+# On another Slurm the tasks use its root's python3-torch (checked there).
+if [ "$CLUSTER_SLURM" = host ] && ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	tap_skip "templates on the local cluster" "Debian's python3-torch is not installed (scripts/setup installs it)"
 	tap_done
 	exit
@@ -83,8 +84,12 @@ trap cleanup EXIT
 
 # Debian 12's torch 1.13 under Python 3.11: torchrun dies at start
 # (Std.from_str returns None: 3.11 no longer iterates IntFlag's 0 member).
-# There, LAUNCH=torchrun runs through a shim that fixes only that.
-if ! /usr/bin/python3 -c 'import sys; from torch.distributed.elastic.multiprocessing import Std; sys.exit(Std.from_str("0") is None)' 2>/dev/null; then
+# There, LAUNCH=torchrun runs through a shim that fixes only that; a
+# current torch (trixie's, sid's) runs its own torchrun as it is. Asked of
+# the Python the tasks run (the root's, on another Slurm).
+torch_v=$(cx /usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1)
+cluster_torch_env
+if ! cx /usr/bin/python3 -c 'import sys; from torch.distributed.elastic.multiprocessing import Std; sys.exit(Std.from_str("0") is None)' >/dev/null 2>&1; then
 	cat >"$tmp/torchrun.py" <<'SHIM'
 import runpy
 from torch.distributed.elastic.multiprocessing import api
@@ -96,7 +101,9 @@ api.Std.from_str = classmethod(from_str)
 runpy.run_module("torch.distributed.run", run_name="__main__", alter_sys=True)
 SHIM
 	export TORCHRUN="/usr/bin/python3 $tmp/torchrun.py"
-	tap_diag "this torch's torchrun fails under this Python (Std.from_str(\"0\") is None): LAUNCH=torchrun uses TORCHRUN=\"$TORCHRUN\""
+	tap_diag "torch $torch_v: its torchrun fails under this Python (Std.from_str(\"0\") is None): LAUNCH=torchrun uses TORCHRUN=\"$TORCHRUN\""
+else
+	tap_diag "torch $torch_v: LAUNCH=torchrun runs its own torchrun, no shim"
 fi
 
 # GPU lines made to fit a CPU-only cluster, from the command line.
@@ -136,7 +143,7 @@ submit() {
 	local name=$1 t=$2 id
 	shift 2
 	rm -f "$tmp/$name.out"
-	id=$(cx env PYTHON=/usr/bin/python3 DISTENV_CHECK_OPTS="${DISTENV_CHECK_OPTS:---timeout=60}" \
+	id=$(cx env "${TORCH_ENV[@]}" PYTHON=/usr/bin/python3 DISTENV_CHECK_OPTS="${DISTENV_CHECK_OPTS:---timeout=60}" \
 		sbatch --parsable -o "$tmp/$name.out" "$@" "templates/$t" 2>&1)
 	if ! [[ $id =~ ^[0-9]+$ ]]; then
 		OUT="sbatch: $id"

@@ -9,16 +9,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/cluster.sh
 . "$here/../lib/cluster.sh"
 
-if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+# On another Slurm the tasks use its root's python3-torch (always there).
+if [ "$CLUSTER_SLURM" = host ] && ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	tap_skip_all "Debian's python3-torch is not installed (scripts/setup installs it)"
 fi
 cluster_require --nodes 2 --cpus 4
+tap_diag "torch $(cx /usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1)"
+cluster_torch_env
 check="$here/../../scripts/torch-allreduce-check.py"
 
 run_check() { # N_NODES TASKS_PER_NODE
 	local n=$1 per=$2 world=$(($1 * $2)) out rc lines want
 	want=$((world * (world + 1) / 2))
-	out=$(cx env DISTENV_TIMEOUT=60 timeout 120 srun -N"$n" --ntasks-per-node="$per" \
+	out=$(cx env "${TORCH_ENV[@]}" DISTENV_TIMEOUT=60 timeout 120 srun -N"$n" --ntasks-per-node="$per" \
 		/usr/bin/python3 "$check" 2>&1) && rc=0 || rc=$?
 	lines=$(grep -c "allreduce=$want (expected $want) OK" <<<"$out" || true)
 	if [ "$rc" -eq 0 ] && [ "$lines" -eq "$world" ]; then

@@ -176,6 +176,9 @@ done
 # One local cluster per machine: hold the test lock from here to the end.
 cluster_lock
 locked=1
+# From no cluster: the first `up` of each version must make one, whatever
+# the file before left running.
+"$S" down >/dev/null 2>&1
 
 for v in "${versions[@]}"; do
 	rel=$(release_of "$v")

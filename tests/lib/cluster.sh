@@ -166,3 +166,29 @@ cluster_wait_job() {
 	tap_diag "job $id: ${state:-no record}"
 	return 1
 }
+
+# cluster_torch_env: sets TORCH_ENV to what the tasks' PyTorch needs beyond
+# distenv's variables for init_method="env://" (cluster up). Debian's
+# python3-torch 2.x (trixie, sid) is built without libuv while torch >= 2.4
+# asks TCPStore for it by default, so env:// fails ("use_libuv was requested
+# but PyTorch was built without libuv support") unless USE_LIBUV=0: a fact
+# of that build, said as a diagnostic, not hidden.
+# shellcheck disable=SC2034 # TORCH_ENV is read by the test files
+cluster_torch_env() {
+	local out
+	TORCH_ENV=()
+	out=$(cx /usr/bin/python3 -c '
+import torch, torch.distributed as d
+try:
+    d.TCPStore("127.0.0.1", 0, 1, True, use_libuv=True)
+except TypeError:
+    print("no use_libuv argument")  # torch < 2.2: no libuv at all
+except RuntimeError as e:
+    if "libuv" not in str(e): raise
+    print("built without libuv")
+' 2>/dev/null | tail -1)
+	if [[ $out == "built without libuv" ]]; then
+		TORCH_ENV=(USE_LIBUV=0)
+		tap_diag "the tasks' torch is built without libuv: its env:// needs USE_LIBUV=0 (set for the torch runs)"
+	fi
+}
