@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <slurm/slurm.h>
 
@@ -62,6 +63,9 @@ int de_srun_local_user_init(spank_t sp)
 		slurm_verbose(DE_LOG_PREFIX "slurm_job_step_layout_get not available in srun");
 		return 0;
 	}
+	/* Every field: 26.05 added sluid (0 = look the step up by its ids),
+	 * and garbage there makes the lookup fail. */
+	memset(&id, 0, sizeof(id));
 	id.job_id = job;
 	id.step_id = step;
 	id.step_het_comp = NO_VAL;

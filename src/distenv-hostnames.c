@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		"  -c, --count      print only the number of hosts\n"
 		"  -i, --index N    print only host N (0-based)\n"
 		"      --slurm-22   Slurm 22.05 grammar (no text after ']', no\n"
-		"                   newline separator); default: Slurm >= 23.02.5\n"
+		"                   newline separator); default: Slurm >= 23.11.0\n"
 		"  -h, --help       show this help\n"
 		"  -V, --version    show the version\n"
 		"\n"

@@ -11,7 +11,7 @@
  *    out unchanged.
  * 3. Otherwise take the LAST '[' of the token and the first ']' after it:
  *    that is the last bracket. Text after it is an error in 22.05 and a
- *    suffix from 23.02.5 (unless it starts with ','; then it is ignored).
+ *    suffix from 23.11.0 (unless it starts with ','; then it is ignored).
  *    No ']' at all: an error from 23.02; 22.05 makes the host "<prefix>]"
  *    (or the text after the '[' when there is no prefix).
  * 4. The text before the last bracket is searched from the right: its last
@@ -654,7 +654,7 @@ static int parse_tok(struct hl_ctx *c, size_t start, size_t end,
 	t->sa = t->sb = end;
 	if (q + 1 < end && s[q + 1] != ',') {
 		if (!(c->flags & DE_HL_SUFFIX))
-			return fail(c, "text after ']' at position %zu (Slurm 22.05 accepts a suffix only from 23.02.5)",
+			return fail(c, "text after ']' at position %zu (Slurm 22.05 refuses it; a suffix is accepted from 23.11.0)",
 				    q + 1);
 		t->sa = q + 1;
 	}

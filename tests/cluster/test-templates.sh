@@ -82,13 +82,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Debian 12's torch 1.13 under Python 3.11: torchrun dies at start
-# (Std.from_str returns None: 3.11 no longer iterates IntFlag's 0 member).
-# There, LAUNCH=torchrun runs through a shim that fixes only that; a
-# current torch (trixie's, sid's) runs its own torchrun as it is. Asked of
-# the Python the tasks run (the root's, on another Slurm).
+# Debian's torch builds need help to run torchrun, each for its own reason;
+# what follows fixes only those, and says so:
+#  - 1.13 under Python 3.11 (bookworm): torchrun dies at start (Std.from_str
+#    returns None: 3.11 no longer iterates IntFlag's 0 member): a torchrun
+#    shim.
+#  - 2.6 (trixie) and 2.14 (sid) are built without libuv, and torchrun's
+#    stores (the agent's static rendezvous, the workers' clients of it) are
+#    made with TCPStore's default use_libuv=True, which USE_LIBUV=0 does not
+#    reach: a sitecustomize on PYTHONPATH makes that default False in the
+#    agent and in every worker. (PyPI's wheels have libuv.)
+# Asked of the Python the tasks run (the root's, on another Slurm).
 torch_v=$(cx /usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1)
 cluster_torch_env
+TORCHRUN_ENV=()
 if ! cx /usr/bin/python3 -c 'import sys; from torch.distributed.elastic.multiprocessing import Std; sys.exit(Std.from_str("0") is None)' >/dev/null 2>&1; then
 	cat >"$tmp/torchrun.py" <<'SHIM'
 import runpy
@@ -102,8 +109,22 @@ runpy.run_module("torch.distributed.run", run_name="__main__", alter_sys=True)
 SHIM
 	export TORCHRUN="/usr/bin/python3 $tmp/torchrun.py"
 	tap_diag "torch $torch_v: its torchrun fails under this Python (Std.from_str(\"0\") is None): LAUNCH=torchrun uses TORCHRUN=\"$TORCHRUN\""
+elif [ ${#TORCH_ENV[@]} -gt 0 ]; then
+	mkdir -p "$tmp/torchfix"
+	cat >"$tmp/torchfix/sitecustomize.py" <<'FIX'
+import torch.distributed as dist
+import torch.distributed.rendezvous as rdzv
+from torch.distributed.elastic.rendezvous import static_tcp_rendezvous as st
+_store = dist.TCPStore
+def _no_libuv(*args, **kwargs):
+    kwargs.setdefault("use_libuv", False)
+    return _store(*args, **kwargs)
+rdzv.TCPStore = st.TCPStore = _no_libuv
+FIX
+	TORCHRUN_ENV=(PYTHONPATH="$tmp/torchfix")
+	tap_diag "torch $torch_v: built without libuv: LAUNCH=torchrun runs with ${TORCHRUN_ENV[*]} (TCPStore without libuv in torchrun and its workers)"
 else
-	tap_diag "torch $torch_v: LAUNCH=torchrun runs its own torchrun, no shim"
+	tap_diag "torch $torch_v: LAUNCH=torchrun runs its own torchrun as it is"
 fi
 
 # GPU lines made to fit a CPU-only cluster, from the command line.
@@ -143,7 +164,9 @@ submit() {
 	local name=$1 t=$2 id
 	shift 2
 	rm -f "$tmp/$name.out"
-	id=$(cx env "${TORCH_ENV[@]}" PYTHON=/usr/bin/python3 DISTENV_CHECK_OPTS="${DISTENV_CHECK_OPTS:---timeout=60}" \
+	local extra=("${TORCH_ENV[@]}")
+	[ "${LAUNCH:-tasks}" = torchrun ] && extra+=("${TORCHRUN_ENV[@]}")
+	id=$(cx env "${extra[@]}" PYTHON=/usr/bin/python3 DISTENV_CHECK_OPTS="${DISTENV_CHECK_OPTS:---timeout=60}" \
 		sbatch --parsable -o "$tmp/$name.out" "$@" "templates/$t" 2>&1)
 	if ! [[ $id =~ ^[0-9]+$ ]]; then
 		OUT="sbatch: $id"
@@ -239,15 +262,15 @@ if [ -x "$build/src/distenv-exec" ]; then
 	for t in $CPU_TEMPLATES; do
 		per=2
 		[ "$t" = cpu-dryrun/run.slurm ] && per=1
-		PATH=$build/src:$PATH DISTENV_LAUNCHER=exec LAUNCH=tasks run_case \
+		DISTENV_EXEC=$build/src/distenv-exec DISTENV_LAUNCHER=exec LAUNCH=tasks run_case \
 			"$t LAUNCH=tasks, plugin off (--dist-env=off), distenv-exec" exec $((2 * per)) $((2 * per)) \
 			"exec-tasks-${t%%/*}" "$t" --dist-env=off
-		PATH=$build/src:$PATH DISTENV_LAUNCHER=exec LAUNCH=torchrun run_case \
+		DISTENV_EXEC=$build/src/distenv-exec DISTENV_LAUNCHER=exec LAUNCH=torchrun run_case \
 			"$t LAUNCH=torchrun, plugin off (--dist-env=off), distenv-exec" exec 2 4 \
 			"exec-torchrun-${t%%/*}" "$t" --dist-env=off
 	done
 	# Arbitrary distribution without the plugin: distenv-exec reads SLURM_HOSTFILE.
-	OCI_NODE_ORDER=$tmp/order.py PATH=$build/src:$PATH DISTENV_LAUNCHER=exec DIST_CHECK=socket LAUNCH=tasks run_case \
+	OCI_NODE_ORDER=$tmp/order.py DISTENV_EXEC=$build/src/distenv-exec DISTENV_LAUNCHER=exec DIST_CHECK=socket LAUNCH=tasks run_case \
 		"oci-hpc/run.slurm, rack order node2 first, plugin off, distenv-exec" exec 4 4 exec-oci \
 		oci-hpc/run.slurm --gres=none --ntasks-per-node=2 --dist-env=off
 	if grep -qE '\[rank 0/4\] node=node2 [^[]*backend=gloo' <<<"$OUT" && grep -qE '\[rank 0/4\] node=node2 [^[]*backend=socket' <<<"$OUT"; then

@@ -106,6 +106,13 @@ out=$("$S" build --slurm host 2>&1)
 tap_is "$?" 2 "build --slurm host exits 2 (the checkout's own build)"
 out=$("$S" env --slurm 9 2>&1)
 tap_is "$?" 2 "env --slurm 9 exits 2"
+out=$("$S" up --topology interleave 2>&1)
+tap_is "$?" 2 "up --topology interleave on the host's Slurm exits 2"
+tap_like "$out" "--topology interleave needs --slurm 24\.11 or 26\.05" "... saying which versions have it"
+out=$("$S" up --slurm 26.05 --topology ring 2>&1)
+tap_like "$out" "--topology: unknown value 'ring' \(expected interleave\)" "up --topology ring: names the value and the expected one"
+out=$("$S" up --slurm 26.05 --nodes 2 --topology interleave 2>&1)
+tap_like "$out" "needs --nodes 3 or more" "up --topology interleave --nodes 2: refused (no order to change)"
 
 # No mmdebstrap: a PATH with everything in /usr/bin but it, an empty cache.
 mkdir -p "$tmp/bin"
@@ -259,6 +266,28 @@ EOF
 
 	tap_is "$(nx node2 sh -c '. /etc/os-release; echo "$(hostname) ${VERSION_CODENAME:-$VERSION_ID}"' 2>&1)" \
 		"node2 $codename" "[$v] node-exec runs inside the root too"
+
+	# Topology order (TopologyParam=SwitchAsNodeRank): Slurm orders a step's
+	# nodes by switch, not by name (node3 under s1 before node2 under s2).
+	# Task 0, NODE_RANK 0 and MASTER_ADDR must follow Slurm's order.
+	# (22.05 has no SwitchAsNodeRank.)
+	if [[ $v != 22.05 ]]; then
+		out=$("$S" up --slurm "$v" --nodes 4 --cpus 2 --topology interleave 2>&1)
+		tap_is "$?" 0 "[$v] up --nodes 4 --topology interleave exits 0" || tap_diag "$out"
+		tap_like "$("$S" status 2>&1)" "shape: +4 nodes x 2 CPUs, topology interleave" "[$v] status shows the topology"
+		tap_is "$(cx srun -N2 -n2 -w node2,node3 printenv SLURM_STEP_NODELIST 2>&1 | sort -u)" "node[3,2]" \
+			"[$v] Slurm orders the step's nodes by switch: node[3,2] for -w node2,node3"
+		out=$(cx srun -N2 -n4 -w node2,node3 bash -c \
+			'echo "$(hostname) $SLURM_PROCID RANK=$RANK LOCAL_RANK=$LOCAL_RANK NODE_RANK=$NODE_RANK MASTER_ADDR=$MASTER_ADDR"' 2>&1 | sort -k2 -n)
+		tap_is "$out" "node3 0 RANK=0 LOCAL_RANK=0 NODE_RANK=0 MASTER_ADDR=node3
+node3 1 RANK=1 LOCAL_RANK=1 NODE_RANK=0 MASTER_ADDR=node3
+node2 2 RANK=2 LOCAL_RANK=0 NODE_RANK=1 MASTER_ADDR=node3
+node2 3 RANK=3 LOCAL_RANK=1 NODE_RANK=1 MASTER_ADDR=node3" \
+			"[$v] topology order: task 0, NODE_RANK 0 and MASTER_ADDR on node3, LOCAL_RANK per node"
+		out=$(cx srun -N2 -n4 -w node2,node3 --dist-check true 2>&1)
+		tap_like "$out" "distenv-check: PASS: 4 ranks on 2 nodes node\[2-3\], 2 per node" "[$v] topology order: --dist-check passes" ||
+			tap_diag "$out"
+	fi
 
 	# down with a step still running: nothing left, anywhere.
 	cx srun -N2 -n2 --ntasks-per-node=1 sleep 300 >/dev/null 2>&1 &

@@ -4,9 +4,14 @@
 # the expressions tests/diff/gen-corpus.sh makes. For each expression both
 # must succeed or both fail, and on success print the same bytes. The local
 # scontrol speaks the grammar of its Slurm version, so the comparison uses
-# --slurm-22 when that is 22.05 and the default grammar from 23.02.5; the
+# --slurm-22 when that is 22.05 and the default grammar from 23.11.0; the
 # corpus section of the other grammar is checked against the expansions
-# written in it. Output: TAP, one line per expression.
+# written in it. Output: TAP, one line per expression (each tagged with
+# TAP_TAG when set).
+#
+# With DISTENV_CLUSTER_SLURM=24.11 or 26.05 (tests/run's pass per Slurm) the
+# comparison runs on the local cluster's login side of that version, against
+# its own scontrol and the distenv-hostnames built against it.
 #
 # Runs from the build directory (make check, make distcheck): the binary is
 # ${DISTENV_HOSTNAMES:-./src/distenv-hostnames}, the corpus is read from
@@ -20,8 +25,19 @@ here=$srcdir/tests/diff
 if [[ ! -f $here/corpus.txt ]]; then
 	here=$(cd "$(dirname "$0")" && pwd)
 fi
+here=$(cd "$here" && pwd)
 bin=${DISTENV_HOSTNAMES:-./src/distenv-hostnames}
 scontrol=${SCONTROL:-scontrol}
+tag=${TAP_TAG:+[$TAP_TAG] }
+
+if [[ ${DISTENV_CLUSTER_SLURM:-host} != host && -z ${DISTENV_HOSTNAMES_INSIDE:-} ]]; then
+	# shellcheck source=tests/lib/cluster.sh
+	. "$here/../lib/cluster.sh"
+	cluster_require --nodes 2 --cpus 4
+	CLUSTER_TIMEOUT=600 cx env DISTENV_HOSTNAMES_INSIDE=1 srcdir="$(cd "$srcdir" && pwd)" \
+		DISTENV_HOSTNAMES="$DISTENV_BUILD_DIR/src/distenv-hostnames" bash "$here/$(basename "$0")"
+	exit
+fi
 
 if ! command -v "$scontrol" >/dev/null 2>&1; then
 	echo "1..0 # SKIP scontrol not installed"
@@ -54,7 +70,7 @@ if [[ $(<"$tmp/probe") == $'n1x\nn2x' ]]; then
 elif [[ $(<"$tmp/probe2") == 'n]' ]]; then
 	local_grammar=22
 else
-	echo "1..0 # SKIP this scontrol (23.02.0 to 23.02.4?) speaks neither grammar distenv-hostnames models"
+	echo "1..0 # SKIP this scontrol (23.02?) speaks neither grammar distenv-hostnames models"
 	exit 0
 fi
 echo "# $("$scontrol" --version 2>&1 || true), grammar $local_grammar"
@@ -74,10 +90,10 @@ report() {	# report PASS DESCRIPTION [DIAGNOSTIC FILE...]
 	shift 2
 	tests=$((tests + 1))
 	if ((pass)); then
-		echo "ok $tests - $desc"
+		echo "ok $tests - $tag$desc"
 	else
 		failures=$((failures + 1))
-		echo "not ok $tests - $desc"
+		echo "not ok $tests - $tag$desc"
 		for f in "$@"; do
 			[[ -s $f ]] && sed -n '1,8s/^/#   /p' "$f"
 		done
@@ -173,7 +189,7 @@ while IFS= read -r line || [[ -n $line ]]; do
 		check_scontrol "$line"
 	else
 		tests=$((tests + 1))
-		echo "ok $tests - $(show "$line") # SKIP needs scontrol of the $section grammar"
+		echo "ok $tests - $tag$(show "$line") # SKIP needs scontrol of the $section grammar"
 	fi
 done <"$here/corpus.txt"
 

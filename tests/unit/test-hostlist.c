@@ -316,7 +316,7 @@ static void test_suffix(void)
 	expands("n[[1-2]]", S23, "n[1]|n[2]");
 	expands("[[1]]", S23, "[1]");
 	refused("node[1-2]-ib", S22,
-		"text after ']' at position 9 (Slurm 22.05 accepts a suffix only from 23.02.5)");
+		"text after ']' at position 9 (Slurm 22.05 refuses it; a suffix is accepted from 23.11.0)");
 	refused("rack[1-2]-node[01-02]-ib", S22, "text after ']' at position 21");
 	refused("n[[1-2]]", S22, "text after ']' at position 7");
 	refused("x[1]a b[2]", S22, "text after ']' at position 4");
