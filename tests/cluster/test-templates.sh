@@ -112,9 +112,11 @@ SHIM
 elif [ ${#TORCH_ENV[@]} -gt 0 ]; then
 	mkdir -p "$tmp/torchfix"
 	cat >"$tmp/torchfix/sitecustomize.py" <<'FIX'
+import importlib
 import torch.distributed as dist
-import torch.distributed.rendezvous as rdzv
-from torch.distributed.elastic.rendezvous import static_tcp_rendezvous as st
+# The module, not the function torch.distributed re-exports under its name.
+rdzv = importlib.import_module("torch.distributed.rendezvous")
+st = importlib.import_module("torch.distributed.elastic.rendezvous.static_tcp_rendezvous")
 _store = dist.TCPStore
 def _no_libuv(*args, **kwargs):
     kwargs.setdefault("use_libuv", False)
