@@ -35,6 +35,7 @@ static const struct {
 	[DE_D_NODE_RANK] = { "node-rank", "NODE_RANK/GROUP_RANK must be one value per node, a different one on each, 0..nodes-1 (SLURM_NODEID per task; the plugin sets it)" },
 	[DE_D_NOT_DISTENV] = { "not-distenv", "another program listens on MASTER_ADDR:MASTER_PORT (a web server, sshd, a leftover job or torchrun's store): pick a free MASTER_PORT or stop that program" },
 	[DE_D_BULK_STALL] = { "bulk-stall", "small packets pass but large ones vanish between these nodes: an MTU mismatch (jumbo frames on the hosts, not on the switch or tunnel); test with ping -M do -s 8972 PEER (and -s 1472), then set the interface MTU to what the path carries" },
+	[DE_D_NCCL_MISSING] = { "nccl-missing", "the NCCL backend loads libnccl.so.2 and CUDA's runtime when asked for: install NCCL and the CUDA runtime on this node (or put them on LD_LIBRARY_PATH), or use --backend=socket" },
 };
 
 const char *de_diag_name(enum de_diag d)
