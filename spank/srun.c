@@ -1,7 +1,8 @@
 /* srun side: only srun knows the real step layout (arbitrary distribution
  * puts task 0 wherever the hostfile says; het steps start rank 0 in
  * component 0). Tell the tasks, through srun's exported environment, which
- * host runs task 0. One RPC per step, none per task. */
+ * host runs task 0. One RPC per step, none per task. And hand them this
+ * step's secret (secret.h), for clusters without MUNGE. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -16,6 +17,7 @@
 #include "hostlist.h"
 #include "layout.h"
 #include "plugin.h"
+#include "secret.h"
 
 typedef slurm_step_layout_t *(*layout_get_fn)(slurm_step_id_t *);
 typedef void (*layout_free_fn)(slurm_step_layout_t *);
@@ -34,6 +36,33 @@ static int task0_host(const slurm_step_layout_t *l, char *buf, size_t len,
 	return de_errf(err, "step layout (%s) has no task 0", l->node_list);
 }
 
+/* A fresh secret for this step, in srun's exported environment (as the
+ * hint). Made for every step distenv is on for, not only --dist-check:
+ * distenv-check also runs as the step's program or under distenv-exec,
+ * and srun cannot know whether the nodes' MUNGE works (distenv-check
+ * prefers MUNGE and a user's DISTENV_SECRET; it only falls back to this).
+ * Always this step's own: an outer step's must not leak into a nested one.
+ * Its value is never logged. */
+static int step_secret(void)
+{
+	char s[DE_STEP_SECRET_LEN + 1];
+	struct de_err e;
+	int rc;
+
+	if (de_step_secret_new(NULL, s, &e)) {
+		slurm_error(DE_LOG_PREFIX "%s", e.msg);
+		return -1;
+	}
+	rc = setenv(DE_STEP_SECRET_VAR, s, 1);
+	explicit_bzero(s, sizeof(s));
+	if (rc) {
+		slurm_error(DE_LOG_PREFIX "setting " DE_STEP_SECRET_VAR ": out of memory");
+		return -1;
+	}
+	slurm_debug(DE_LOG_PREFIX "a fresh " DE_STEP_SECRET_VAR " for this step's tasks");
+	return 0;
+}
+
 int de_srun_local_user_init(spank_t sp)
 {
 	layout_get_fn get;
@@ -47,7 +76,13 @@ int de_srun_local_user_init(spank_t sp)
 
 	/* A stale hint from an outer srun must not leak into this step. */
 	unsetenv(DE_MASTER_HINT_VAR);
-	if (de_plugin.bad || !de_plugin.cfg.enabled)
+	unsetenv(DE_STEP_SECRET_VAR);
+	if (de_plugin.bad)
+		return 0;
+	/* No secret, no step: a weaker one would let others join the job. */
+	if ((de_plugin.cfg.enabled || de_plugin.cfg.check != DE_CHECK_OFF) && step_secret())
+		return -1;
+	if (!de_plugin.cfg.enabled)
 		return 0;
 	if ((rc = spank_get_item(sp, S_JOB_ID, &job)) != ESPANK_SUCCESS ||
 	    (rc = spank_get_item(sp, S_JOB_STEPID, &step)) != ESPANK_SUCCESS) {

@@ -17,6 +17,16 @@
 #endif
 
 #include "auth.h"
+#include "secret.h"
+
+/* The modes whose proofs are HMACs keyed with a secret every rank has. */
+#define KEYED(a) ((a)->mode == DE_AUTH_SECRET || (a)->mode == DE_AUTH_STEP)
+
+/* The secret a keyed mode proves, for messages (never its value). */
+static const char *secret_what(const struct de_auth *a)
+{
+	return a->mode == DE_AUTH_STEP ? "the step secret (" DE_STEP_SECRET_VAR ")" : "DISTENV_SECRET";
+}
 
 const char *de_auth_name(const struct de_auth *a)
 {
@@ -25,6 +35,8 @@ const char *de_auth_name(const struct de_auth *a)
 		return "munge";
 	case DE_AUTH_SECRET:
 		return "shared secret";
+	case DE_AUTH_STEP:
+		return "step secret";
 	default:
 		return "none (--insecure)";
 	}
@@ -157,25 +169,56 @@ static munge_ctx_t munge_ctx(void)
 }
 #endif
 
+#ifdef HAVE_MUNGE
+/* Does munged answer? 0 yes; else -1 with why (and where) in why. */
+static int munge_usable(struct de_err *why)
+{
+	munge_ctx_t ctx = munge_ctx();
+	char *cred = NULL, sock[512];
+	munge_err_t e = ctx ? munge_encode(&cred, ctx, NULL, 0) : EMUNGE_NO_MEMORY;
+
+	free(cred);
+	if (ctx)
+		munge_ctx_destroy(ctx);
+	if (e == EMUNGE_SUCCESS)
+		return 0;
+	munge_socket(sock, sizeof(sock));
+	return de_errf(why, "MUNGE is not usable (%s%s%s)", munge_strerror(e),
+		       sock[0] ? " at " : "", sock);
+}
+#endif
+
+/* The HMAC key every proof of a secret uses: SHA-256 over a label (the
+ * two kinds of secret never make the same key) and the secret. */
+static void secret_key(const char *label, const char *secret, uint8_t key[32])
+{
+	crypto_hash_sha256_state st;
+
+	crypto_hash_sha256_init(&st);
+	crypto_hash_sha256_update(&st, (const uint8_t *)label, strlen(label));
+	crypto_hash_sha256_update(&st, (const uint8_t *)secret, strlen(secret));
+	crypto_hash_sha256_final(&st, key);
+}
+
 int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecure,
 		 struct de_fail *f)
 {
 	const char *secret = getenv("DISTENV_SECRET");
 	const char *file = getenv("DISTENV_SECRET_FILE");
+	const char *step = getenv(DE_STEP_SECRET_VAR);
+	const char *ins = getenv("DISTENV_INSECURE");
+	struct de_err why = { "built without MUNGE" };
 	char buf[4096];
+	int munge_ok = 0, has_user;
+	struct de_err e;
 
 	if (sodium_init() < 0)
 		return de_fail_set(f, DE_D_INTERNAL, "libsodium failed to initialise");
 	a->token = token;
 	a->rank = rank;
 	a->uid = (unsigned int)getuid();
-	if (insecure || (getenv("DISTENV_INSECURE") && strcmp(getenv("DISTENV_INSECURE"), "1") == 0)) {
-		a->mode = DE_AUTH_NONE;
-		if (a->rank == 0)
-			de_log("warning", "--insecure: the rendezvous and data ports accept anyone who connects");
-		return 0;
-	}
-	if ((secret == NULL || *secret == '\0') && file != NULL && *file) {
+	insecure = insecure || (ins != NULL && strcmp(ins, "1") == 0);
+	if (!insecure && (secret == NULL || *secret == '\0') && file != NULL && *file) {
 		struct stat st;
 		FILE *fp = fopen(file, "r");
 		size_t n;
@@ -196,9 +239,19 @@ int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecu
 			return de_fail_set(f, DE_D_USAGE, "DISTENV_SECRET_FILE=%s is empty", file);
 		secret = buf;
 	}
-	if (secret != NULL && *secret) {
-		crypto_hash_sha256_state st;
-
+	has_user = secret != NULL && *secret;
+#ifdef HAVE_MUNGE
+	/* Asked only when no secret of the user's comes first. */
+	if (!insecure && !has_user)
+		munge_ok = munge_usable(&why) == 0;
+#endif
+	switch (de_auth_pick(insecure, has_user, munge_ok, step != NULL && *step)) {
+	case DE_SRC_INSECURE:
+		a->mode = DE_AUTH_NONE;
+		if (a->rank == 0)
+			de_log("warning", "--insecure: the rendezvous and data ports accept anyone who connects");
+		return 0;
+	case DE_SRC_USER_SECRET:
 		/* Anyone who can guess the secret joins the job: refuse one
 		 * short enough to guess (16 bytes: `openssl rand -hex 16` gives 32). */
 		if (strlen(secret) < DE_SECRET_MIN) {
@@ -208,38 +261,32 @@ int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecu
 					   secret == buf ? "the secret in DISTENV_SECRET_FILE" : "DISTENV_SECRET",
 					   strlen(secret), DE_SECRET_MIN);
 		}
-
-		crypto_hash_sha256_init(&st);
-		crypto_hash_sha256_update(&st, (const uint8_t *)"distenv-secret-v1", 17);
-		crypto_hash_sha256_update(&st, (const uint8_t *)secret, strlen(secret));
-		crypto_hash_sha256_final(&st, a->secret_key);
+		secret_key("distenv-secret-v1", secret, a->secret_key);
 		sodium_memzero(buf, sizeof(buf));
 		a->mode = DE_AUTH_SECRET;
 		return 0;
+	case DE_SRC_MUNGE:
+		a->mode = DE_AUTH_MUNGE;
+		return 0;
+	case DE_SRC_STEP_SECRET:
+		if (de_step_secret_check(step, &e))
+			return de_fail_set(f, DE_D_USAGE, "%s (%s)", e.msg, why.msg);
+		secret_key("distenv-step-secret-v1", step, a->secret_key);
+		a->mode = DE_AUTH_STEP;
+		return 0;
+	default:
+		break;
 	}
 #ifdef HAVE_MUNGE
-	{
-		munge_ctx_t ctx = munge_ctx();
-		char *cred = NULL, sock[512];
-		munge_err_t e = ctx ? munge_encode(&cred, ctx, NULL, 0) : EMUNGE_NO_MEMORY;
-
-		free(cred);
-		if (ctx)
-			munge_ctx_destroy(ctx);
-		if (e == EMUNGE_SUCCESS) {
-			a->mode = DE_AUTH_MUNGE;
-			return 0;
-		}
-		munge_socket(sock, sizeof(sock));
-		return de_fail_set(f, DE_D_USAGE,
-				   "no authentication: MUNGE is not usable (%s%s%s) and DISTENV_SECRET is not set: "
-				   "set DISTENV_SECRET (or DISTENV_SECRET_FILE) to the same value in every rank, "
-				   "or pass --insecure to run unauthenticated",
-				   munge_strerror(e), sock[0] ? " at " : "", sock);
-	}
+	return de_fail_set(f, DE_D_USAGE,
+			   "no authentication: %s, DISTENV_SECRET is not set and there is no " DE_STEP_SECRET_VAR
+			   " (the distenv plugin gives every srun step one): "
+			   "set DISTENV_SECRET (or DISTENV_SECRET_FILE) to the same value in every rank, "
+			   "or pass --insecure to run unauthenticated", why.msg);
 #else
 	return de_fail_set(f, DE_D_USAGE,
-			   "no authentication: built without MUNGE and DISTENV_SECRET is not set: "
+			   "no authentication: built without MUNGE, DISTENV_SECRET is not set and there is no " DE_STEP_SECRET_VAR
+			   " (the distenv plugin gives every srun step one): "
 			   "set DISTENV_SECRET (or DISTENV_SECRET_FILE) in every rank, or pass --insecure");
 #endif
 }
@@ -253,7 +300,7 @@ int de_auth_hello_make(struct de_auth *a, const uint8_t sn[DE_NONCE_BYTES],
 	de_auth_nonce(h->nonce);
 	hello_msg(a, sn, h, &m);
 	h->auth[0] = '\0';
-	if (a->mode == DE_AUTH_SECRET) {
+	if (KEYED(a)) {
 		hmac(a->secret_key, &m, mac);
 		to_hex(mac, sizeof(mac), h->auth, sizeof(h->auth));
 	}
@@ -289,10 +336,10 @@ int de_auth_hello_check(struct de_auth *a, const uint8_t sn[DE_NONCE_BYTES],
 		return 0;
 	if (h->auth[0] == '\0')
 		return de_errf(why, "no credential (distenv-check --insecure, or not distenv?)");
-	if (a->mode == DE_AUTH_SECRET) {
+	if (KEYED(a)) {
 		hmac(a->secret_key, &m, mac);
 		if (from_hex(h->auth, got, sizeof(got)) || sodium_memcmp(mac, got, 32) != 0)
-			return de_errf(why, "wrong proof of DISTENV_SECRET");
+			return de_errf(why, "wrong proof of %s", secret_what(a));
 		return 0;
 	}
 #ifdef HAVE_MUNGE
@@ -349,7 +396,7 @@ int de_auth_peers_make(struct de_auth *a, const uint8_t *table, size_t len,
 	out[0] = '\0';
 	if (a->mode == DE_AUTH_NONE)
 		return 0;
-	if (a->mode == DE_AUTH_SECRET) {
+	if (KEYED(a)) {
 		/* The key travels sealed with the secret; the MAC binds it too. */
 		uint8_t box[32 + crypto_secretbox_MACBYTES], nonce[crypto_secretbox_NONCEBYTES];
 		uint8_t mac[32];
@@ -406,7 +453,7 @@ int de_auth_peers_check(struct de_auth *a, const uint8_t *table, size_t len,
 		a->have_session = 1;
 		return 0;
 	}
-	if (a->mode == DE_AUTH_SECRET) {
+	if (KEYED(a)) {
 		uint8_t box[32 + crypto_secretbox_MACBYTES], nonce[crypto_secretbox_NONCEBYTES];
 		uint8_t mac[32], got[32];
 		char part[3][200];
@@ -414,13 +461,15 @@ int de_auth_peers_check(struct de_auth *a, const uint8_t *table, size_t len,
 		if (sscanf(auth, "%199[0-9a-f]:%199[0-9a-f]:%199[0-9a-f]", part[0], part[1], part[2]) != 3 ||
 		    from_hex(part[0], nonce, sizeof(nonce)) || from_hex(part[1], box, sizeof(box)) ||
 		    from_hex(part[2], got, sizeof(got)))
-			return de_fail_set(f, DE_D_USAGE, "rank 0's answer carries no valid proof of DISTENV_SECRET (a different secret, or not our rank 0)");
+			return de_fail_set(f, DE_D_USAGE, "rank 0's answer carries no valid proof of %s (a different secret, or not our rank 0)",
+					   secret_what(a));
 		m_put(&m, nonce, sizeof(nonce));
 		m_put(&m, box, sizeof(box));
 		hmac(a->secret_key, &m, mac);
 		if (sodium_memcmp(mac, got, 32) != 0 ||
 		    crypto_secretbox_open_easy(a->session_key, box, sizeof(box), nonce, a->secret_key) != 0)
-			return de_fail_set(f, DE_D_USAGE, "rank 0's answer fails the DISTENV_SECRET check: a different secret in rank 0, or not our rank 0");
+			return de_fail_set(f, DE_D_USAGE, "rank 0's answer fails the check of %s: a different secret in rank 0, or not our rank 0",
+					   secret_what(a));
 		a->have_session = 1;
 		return 0;
 	}

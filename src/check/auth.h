@@ -1,6 +1,8 @@
-/* Who may join a job's rendezvous and data plane. MUNGE (the cluster's
- * own authentication) where munged runs; a shared secret (DISTENV_SECRET)
- * for hand-launched runs; nothing only with an explicit --insecure. */
+/* Who may join a job's rendezvous and data plane. A user's shared secret
+ * (DISTENV_SECRET) first; else MUNGE (the cluster's own authentication)
+ * where munged runs; else the step's secret that the plugin's srun side
+ * made (DISTENV_STEP_SECRET: clusters on auth/slurm, no munged); nothing
+ * only with an explicit --insecure. The order: de_auth_pick (secret.h). */
 #ifndef DISTENV_AUTH_H
 #define DISTENV_AUTH_H
 
@@ -13,7 +15,7 @@
 /* Shortest DISTENV_SECRET accepted, in bytes. */
 #define DE_SECRET_MIN 16u
 
-enum { DE_AUTH_NONE, DE_AUTH_SECRET, DE_AUTH_MUNGE };
+enum { DE_AUTH_NONE, DE_AUTH_SECRET, DE_AUTH_MUNGE, DE_AUTH_STEP };
 
 /* One rank's credentials, and the job identity every proof binds. */
 struct de_auth {
@@ -21,12 +23,13 @@ struct de_auth {
 	const char *token;      /* the launch's token (struct de_ident's) */
 	uint32_t rank;
 	unsigned int uid;
-	uint8_t secret_key[32]; /* from DISTENV_SECRET */
+	uint8_t secret_key[32]; /* from DISTENV_SECRET or DISTENV_STEP_SECRET */
 	uint8_t session_key[32];
 	int have_session;
 };
 
-/* Picks the mode: insecure, DISTENV_SECRET / DISTENV_SECRET_FILE, MUNGE. */
+/* Picks the mode: insecure, DISTENV_SECRET / DISTENV_SECRET_FILE, MUNGE,
+ * DISTENV_STEP_SECRET. */
 int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecure,
 		 struct de_fail *f);
 const char *de_auth_name(const struct de_auth *a);

@@ -29,7 +29,7 @@ static const struct {
 	[DE_D_GPU] = { "gpu-selection", "each task must pick a GPU it can see: with one visible GPU per task use device 0, not LOCAL_RANK or RANK" },
 	[DE_D_NCCL] = { "nccl", "NCCL or CUDA failed: rerun with NCCL_DEBUG=INFO for its own explanation" },
 	[DE_D_ABORTED] = { "aborted", "another rank failed first: see its diagnosis" },
-	[DE_D_AUTH] = { "authentication", "a credential was refused: every rank must run as the same user (MUNGE) or share the same DISTENV_SECRET, and talk to its own job's rank 0" },
+	[DE_D_AUTH] = { "authentication", "a credential was refused: every rank must run as the same user (MUNGE) or share the same DISTENV_SECRET (or its step's DISTENV_STEP_SECRET), and talk to its own job's rank 0" },
 	[DE_D_INTERNAL] = { "internal", "a bug in distenv-check: please report it" },
 	[DE_D_LOCAL_RANK] = { "local-rank", "LOCAL_RANK must be 0..k-1 for the k tasks of each node and LOCAL_WORLD_SIZE k: let the plugin or torchrun set them, or use SLURM_LOCALID in each task" },
 	[DE_D_NODE_RANK] = { "node-rank", "NODE_RANK/GROUP_RANK must be one value per node, a different one on each, 0..nodes-1 (SLURM_NODEID per task; the plugin sets it)" },

@@ -113,6 +113,13 @@ out=$("$S" up --slurm 26.05 --topology ring 2>&1)
 tap_like "$out" "--topology: unknown value 'ring' \(expected interleave\)" "up --topology ring: names the value and the expected one"
 out=$("$S" up --slurm 26.05 --nodes 2 --topology interleave 2>&1)
 tap_like "$out" "needs --nodes 3 or more" "up --topology interleave --nodes 2: refused (no order to change)"
+out=$("$S" up --auth slurm 2>&1)
+tap_is "$?" 2 "up --auth slurm on the host's Slurm exits 2"
+tap_like "$out" "--auth slurm needs Slurm 23.11 or later .*--slurm 24.11 or --slurm 26.05, not --slurm host" \
+	"... naming the version and what is expected"
+out=$("$S" up --slurm 26.05 --auth kerberos 2>&1)
+tap_is "$?" 2 "up --auth kerberos exits 2"
+tap_like "$out" "unknown authentication 'kerberos' \(expected munge or slurm\)" "... naming the value and the expected ones"
 
 # No mmdebstrap: a PATH with everything in /usr/bin but it, an empty cache.
 mkdir -p "$tmp/bin"
@@ -304,6 +311,43 @@ node2 3 RANK=3 LOCAL_RANK=1 NODE_RANK=1 MASTER_ADDR=node3" \
 	tap_is "$(leftovers)" "" "[$v] down leaves no netns, link, mount (in any namespace), chrooted process or state dir"
 	tap_is "$(alive_pids "${before[@]}" | oneline)" "" "[$v] down leaves none of the cluster's processes alive"
 	tap_like "$(ls "$root/usr/sbin/slurmd" 2>&1)" "slurmd" "[$v] down keeps the cached root"
+
+	# Without MUNGE (23.11+): auth/slurm, sackd on the login side, and
+	# --dist-check on the plugin's step secret, one per step under sbatch.
+	[[ $v == 22.05 ]] && continue
+	t="[$v auth/slurm]"
+	out=$("$S" up --slurm "$v" --auth slurm 2>&1)
+	tap_is "$?" 0 "$t up --auth slurm exits 0" || { tap_diag "$out"; continue; }
+	tap_like "$out" "Slurm $vre\.[0-9]+ \(Debian $rel root\); auth/slurm" "$t up says it runs auth/slurm"
+	tap_like "$("$S" status 2>&1)" "auth: +auth/slurm, cred/slurm \(key $STATE_DIR/slurm.key; no munged; sackd on login running\)" \
+		"$t status names the auth, the key and sackd"
+	tap_is "$(grep -E '^(AuthType|CredType|AuthInfo)=' "$STATE_DIR/slurm.conf" | oneline)" \
+		"AuthType=auth/slurm CredType=cred/slurm" "$t slurm.conf: auth/slurm and cred/slurm, no MUNGE socket"
+	tap_is "$(stat -c '%a %U %s' "$STATE_DIR/slurm.key" 2>&1)" "600 root 1024" \
+		"$t slurm.key beside slurm.conf: 1 KiB, mode 600, root's"
+	tap_is "$([[ -e $STATE_DIR/run/munged.pid ]] && echo munged)" "" "$t no munged started"
+	cat >"$tmp/auth-job.sh" <<'EOF'
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1
+for s in 1 2; do
+	srun --dist-check bash -c 'umask 077; printf %s "$DISTENV_STEP_SECRET" >"$0.$1.$SLURM_PROCID"' "$1" "$s"
+done
+EOF
+	jid=$(cd "$tmp" && cx sbatch --parsable -o "$tmp/auth-%j.out" auth-job.sh "$tmp/sec" 2>&1)
+	if cluster_wait_job "$jid" 90; then
+		tap_ok "$t a batch job of two srun --dist-check steps completes"
+	else
+		tap_fail "$t a batch job of two srun --dist-check steps completes" "$(cat "$tmp/auth-$jid.out" 2>&1)"
+	fi
+	tap_is "$(grep -c 'distenv-check: PASS: 2 ranks .*(authentication: step secret)' "$tmp/auth-$jid.out" 2>&1)" 2 \
+		"$t both steps' checks pass on the step secret"
+	n=$(cat "$tmp/sec.1.0" "$tmp/sec.1.1" "$tmp/sec.2.0" "$tmp/sec.2.1" 2>/dev/null | fold -w 64 | sort -u | wc -l)
+	tap_is "$n" 2 "$t under sbatch each srun is its own step: one secret per step, the same in its tasks"
+	mapfile -t before < <(cluster_pids)
+	before+=("$(cat "$STATE_DIR/run/sackd.pid" 2>/dev/null)")
+	"$S" down >/dev/null 2>&1
+	tap_is "$(leftovers)" "" "$t down leaves nothing behind"
+	tap_is "$(alive_pids "${before[@]}" | oneline)" "" "$t down leaves none of the cluster's processes alive (sackd included)"
 done
 
 # A source newer than a build: up rebuilds it first (make redoes the

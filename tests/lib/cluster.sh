@@ -13,6 +13,8 @@
 #   DISTENV_CLUSTER_SLURM  the Slurm the cluster runs (host, 22.05, 24.11,
 #                      26.05; default host): another version comes up from
 #                      its Debian root with its own build of the checkout
+#   DISTENV_CLUSTER_AUTH  how the cluster authenticates: munge (default) or
+#                      slurm (auth/slurm, no munged; 24.11 and 26.05 only)
 #   DISTENV_BUILD_DIR  build tree holding spank/.libs/distenv.so (default:
 #                      the source tree; for another Slurm, that version's
 #                      build, as `distenv-cluster env --slurm V` names it)
@@ -27,6 +29,7 @@ CLUSTER_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DISTENV_SRCDIR=${DISTENV_SRCDIR:-$(cd "$CLUSTER_LIB_DIR/../.." && pwd)}
 DISTENV_CLUSTER=${DISTENV_CLUSTER:-$DISTENV_SRCDIR/scripts/distenv-cluster}
 CLUSTER_SLURM=${DISTENV_CLUSTER_SLURM:-host}
+CLUSTER_AUTH=${DISTENV_CLUSTER_AUTH:-munge}
 if [[ -z ${DISTENV_BUILD_DIR:-} && $CLUSTER_SLURM != host ]]; then
 	DISTENV_BUILD_DIR=$("$DISTENV_CLUSTER" env --slurm "$CLUSTER_SLURM" 2>/dev/null |
 		sed -n 's/^export DISTENV_BUILD_DIR=//p')
@@ -70,7 +73,7 @@ cluster_up_raw() {
 	if ((pl)) && [[ $CLUSTER_SLURM == host ]]; then
 		set -- --plugin "$DISTENV_PLUGIN_SO" "$@"
 	fi
-	"$DISTENV_CLUSTER" up --slurm "$CLUSTER_SLURM" "$@"
+	"$DISTENV_CLUSTER" up --slurm "$CLUSTER_SLURM" --auth "$CLUSTER_AUTH" "$@"
 }
 
 # cluster_lock: there is one local cluster per machine: one test file uses
