@@ -277,18 +277,12 @@ int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecu
 	default:
 		break;
 	}
-#ifdef HAVE_MUNGE
+	/* why: MUNGE's reason, or "built without MUNGE". */
 	return de_fail_set(f, DE_D_USAGE,
 			   "no authentication: %s, DISTENV_SECRET is not set and there is no " DE_STEP_SECRET_VAR
 			   " (the distenv plugin gives every srun step one): "
 			   "set DISTENV_SECRET (or DISTENV_SECRET_FILE) to the same value in every rank, "
 			   "or pass --insecure to run unauthenticated", why.msg);
-#else
-	return de_fail_set(f, DE_D_USAGE,
-			   "no authentication: built without MUNGE, DISTENV_SECRET is not set and there is no " DE_STEP_SECRET_VAR
-			   " (the distenv plugin gives every srun step one): "
-			   "set DISTENV_SECRET (or DISTENV_SECRET_FILE) in every rank, or pass --insecure");
-#endif
 }
 
 int de_auth_hello_make(struct de_auth *a, const uint8_t sn[DE_NONCE_BYTES],

@@ -28,39 +28,19 @@ for t in dpkg-buildpackage lintian dh; do
 done
 # shellcheck source=/dev/null # the machine's own
 host_rel=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-slurm_of() {
-	case $1 in
-	bookworm) echo 22.05 ;;
-	trixie) echo 24.11 ;;
-	sid) echo 26.05 ;;
-	esac
-}
-[[ -n $(slurm_of "$host_rel") ]] || tap_skip_all "this machine's release ($host_rel) has no cluster root to install into (bookworm, trixie, sid)"
+[[ -n $(cluster_slurm_of "$host_rel") ]] || tap_skip_all "this machine's release ($host_rel) has no cluster root to install into (bookworm, trixie, sid)"
 
 # This machine's release, then the others the suite runs.
 rels=("$host_rel")
 for v in ${DISTENV_TEST_SLURM:-}; do
-	case $v in
-	22.05) r=bookworm ;;
-	24.11) r=trixie ;;
-	26.05) r=sid ;;
-	*) continue ;;
-	esac
-	[[ " ${rels[*]} " == *" $r "* ]] || rels+=("$r")
+	r=$(cluster_release_of "$v")
+	[[ -z $r || " ${rels[*]} " == *" $r "* ]] || rels+=("$r")
 done
 
-tmp=$(mktemp -d /tmp/distenv-test-deb.XXXXXX)
-chmod 0755 "$tmp"
-locked=0
-cleanup() {
-	((locked)) && "$S" down >/dev/null 2>&1
-	rm -rf -- "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cluster_scratch deb
 
 for rel in "${rels[@]}"; do
-	v=$(slurm_of "$rel")
+	v=$(cluster_slurm_of "$rel")
 	vre=${v//./\\.}
 	arg=$rel
 	[[ $rel == "$host_rel" ]] && arg=host
@@ -87,10 +67,7 @@ for rel in "${rels[@]}"; do
 	tap_is "$(readelf -d "$tmp/x-$rel/usr/bin/distenv-check" 2>&1 | grep -oE 'lib(nccl|cudart)[^]]*')" "" \
 		"[$rel] distenv-check needs no NCCL or CUDA library (the packages build it sockets-only for now)"
 
-	if ((!locked)); then
-		cluster_lock
-		locked=1
-	fi
+	[[ -n ${CLUSTER_LOCK_FD:-} ]] || cluster_lock
 	out=$("$S" up --slurm "$v" --install "$tools" --install "$plugin" 2>&1)
 	tap_is "$?" 0 "[$rel] up --slurm $v --install the packages exits 0" || { tap_diag "$out"; continue; }
 	tap_like "$out" "installed distenv_.* distenv-slurm-plugin_.* in an overlay of the $rel root" "[$rel] ... installed in an overlay"

@@ -93,7 +93,6 @@ trap cleanup EXIT
 #    reach: a sitecustomize on PYTHONPATH makes that default False in the
 #    agent and in every worker. (PyPI's wheels have libuv.)
 # Asked of the Python the tasks run (the root's, on another Slurm).
-torch_v=$(cx /usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1)
 cluster_torch_env
 TORCHRUN_ENV=()
 if ! cx /usr/bin/python3 -c 'import sys; from torch.distributed.elastic.multiprocessing import Std; sys.exit(Std.from_str("0") is None)' >/dev/null 2>&1; then
@@ -108,7 +107,7 @@ api.Std.from_str = classmethod(from_str)
 runpy.run_module("torch.distributed.run", run_name="__main__", alter_sys=True)
 SHIM
 	export TORCHRUN="/usr/bin/python3 $tmp/torchrun.py"
-	tap_diag "torch $torch_v: its torchrun fails under this Python (Std.from_str(\"0\") is None): LAUNCH=torchrun uses TORCHRUN=\"$TORCHRUN\""
+	tap_diag "torch $TORCH_VERSION: its torchrun fails under this Python (Std.from_str(\"0\") is None): LAUNCH=torchrun uses TORCHRUN=\"$TORCHRUN\""
 elif [ ${#TORCH_ENV[@]} -gt 0 ]; then
 	mkdir -p "$tmp/torchfix"
 	cat >"$tmp/torchfix/sitecustomize.py" <<'FIX'
@@ -124,9 +123,9 @@ def _no_libuv(*args, **kwargs):
 rdzv.TCPStore = st.TCPStore = _no_libuv
 FIX
 	TORCHRUN_ENV=(PYTHONPATH="$tmp/torchfix")
-	tap_diag "torch $torch_v: built without libuv: LAUNCH=torchrun runs with ${TORCHRUN_ENV[*]} (TCPStore without libuv in torchrun and its workers)"
+	tap_diag "torch $TORCH_VERSION: built without libuv: LAUNCH=torchrun runs with ${TORCHRUN_ENV[*]} (TCPStore without libuv in torchrun and its workers)"
 else
-	tap_diag "torch $torch_v: LAUNCH=torchrun runs its own torchrun as it is"
+	tap_diag "torch $TORCH_VERSION: LAUNCH=torchrun runs its own torchrun as it is"
 fi
 
 # GPU lines made to fit a CPU-only cluster, from the command line.

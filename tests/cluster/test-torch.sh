@@ -14,8 +14,8 @@ if [ "$CLUSTER_SLURM" = host ] && ! /usr/bin/python3 -c 'import torch' 2>/dev/nu
 	tap_skip_all "Debian's python3-torch is not installed (scripts/setup installs it)"
 fi
 cluster_require --nodes 2 --cpus 4
-tap_diag "torch $(cx /usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1)"
 cluster_torch_env
+tap_diag "torch $TORCH_VERSION"
 check="$here/../../scripts/torch-allreduce-check.py"
 
 run_check() { # N_NODES TASKS_PER_NODE

@@ -36,15 +36,7 @@ CACHE=${DISTENV_CLUSTER_CACHE:-/var/cache/distenv-cluster}
 STATE_DIR=${DISTENV_CLUSTER_DIR:-/run/distenv-cluster}
 [[ -d /run ]] || STATE_DIR=${DISTENV_CLUSTER_DIR:-/tmp/distenv-cluster}
 
-tmp=$(mktemp -d /tmp/distenv-test-versions.XXXXXX)
-chmod 0755 "$tmp"
-locked=0
-cleanup() {
-	((locked)) && "$S" down >/dev/null 2>&1
-	rm -rf -- "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cluster_scratch versions
 
 now() { echo "$EPOCHREALTIME"; }
 secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
@@ -81,18 +73,11 @@ cluster_pids() {
 	done
 }
 
-release_of() {
-	case $1 in
-	22.05) echo bookworm ;;
-	24.11) echo trixie ;;
-	26.05) echo sid ;;
-	esac
-}
 
 # The roots under test (not a root some other run is making or building in
 # meanwhile).
 rels=()
-for v in "${versions[@]}"; do rels+=("$(release_of "$v")"); done
+for v in "${versions[@]}"; do rels+=("$(cluster_release_of "$v")"); done
 roots_re=$(IFS='|' && echo "^${CACHE//./\\.}/roots/(${rels[*]})(/|\$)")
 
 # --- refusals (no cluster, no lock needed) -------------------------------------
@@ -182,20 +167,19 @@ for v in "${versions[@]}"; do
 done
 out=$("$S" roots 2>&1)
 for v in "${versions[@]}"; do
-	tap_like "$out" "$(release_of "$v") +slurm ${v//./\\.}\." "roots lists the $(release_of "$v") root with Slurm $v"
+	tap_like "$out" "$(cluster_release_of "$v") +slurm ${v//./\\.}\." "roots lists the $(cluster_release_of "$v") root with Slurm $v"
 done
 
 # --- each version's cluster -------------------------------------------------------
 
 # One local cluster per machine: hold the test lock from here to the end.
 cluster_lock
-locked=1
 # From no cluster: the first `up` of each version must make one, whatever
 # the file before left running.
 "$S" down >/dev/null 2>&1
 
 for v in "${versions[@]}"; do
-	rel=$(release_of "$v")
+	rel=$(cluster_release_of "$v")
 	root=$CACHE/roots/$rel
 	bdir=$CACHE/build/$v
 	vre=${v//./\\.}

@@ -84,6 +84,37 @@ cluster_lock() {
 	flock "$CLUSTER_LOCK_FD"
 }
 
+# cluster_release_of VERSION / cluster_slurm_of RELEASE: the Debian release
+# whose root carries that Slurm, and back (empty: none).
+cluster_release_of() {
+	case $1 in
+	22.05) echo bookworm ;;
+	24.11) echo trixie ;;
+	26.05) echo sid ;;
+	esac
+}
+cluster_slurm_of() {
+	case $1 in
+	bookworm) echo 22.05 ;;
+	trixie) echo 24.11 ;;
+	sid) echo 26.05 ;;
+	esac
+}
+
+# cluster_scratch NAME: a scratch dir in $tmp (/tmp/distenv-test-NAME.*,
+# mode 0755: the tasks read it), removed at exit, and the cluster brought
+# down then if this shell took the lock (cluster_lock).
+cluster_scratch() {
+	tmp=$(mktemp -d "/tmp/distenv-test-$1.XXXXXX")
+	chmod 0755 "$tmp"
+	trap cluster_scratch_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+}
+cluster_scratch_cleanup() {
+	[[ -n ${CLUSTER_LOCK_FD:-} ]] && "$DISTENV_CLUSTER" down >/dev/null 2>&1
+	rm -rf -- "$tmp"
+}
+
 # cluster_require [UP ARGS...]: not root -> skip the whole file; root but the
 # cluster cannot come up -> one failed test with the reason, and exit.
 cluster_require() {
@@ -176,12 +207,14 @@ cluster_wait_job() {
 # asks TCPStore for it by default, so env:// fails ("use_libuv was requested
 # but PyTorch was built without libuv support") unless USE_LIBUV=0: a fact
 # of that build, said as a diagnostic, not hidden.
-# shellcheck disable=SC2034 # TORCH_ENV is read by the test files
+# Also sets TORCH_VERSION (the tasks' torch.__version__).
+# shellcheck disable=SC2034 # TORCH_ENV, TORCH_VERSION are read by the test files
 cluster_torch_env() {
 	local out
 	TORCH_ENV=()
 	out=$(cx /usr/bin/python3 -c '
 import torch, torch.distributed as d
+print(torch.__version__)
 try:
     d.TCPStore("127.0.0.1", 0, 1, True, use_libuv=True)
 except TypeError:
@@ -189,8 +222,9 @@ except TypeError:
 except RuntimeError as e:
     if "libuv" not in str(e): raise
     print("built without libuv")
-' 2>/dev/null | tail -1)
-	if [[ $out == "built without libuv" ]]; then
+' 2>/dev/null)
+	TORCH_VERSION=$(head -n 1 <<<"$out")
+	if [[ $(tail -n 1 <<<"$out") == "built without libuv" ]]; then
 		TORCH_ENV=(USE_LIBUV=0)
 		tap_diag "the tasks' torch is built without libuv: its env:// needs USE_LIBUV=0 (set for the torch runs)"
 	fi
