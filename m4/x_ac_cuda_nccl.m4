@@ -1,5 +1,9 @@
-# X_AC_CUDA_NCCL: optional CUDA runtime + NCCL for the GPU backend of distenv-check.
-#   --with-cuda=PREFIX  (default: auto-detect /usr/local/cuda)
+# X_AC_CUDA_NCCL: the NCCL backend of distenv-check, compiled against the
+# CUDA runtime's and NCCL's headers. Nothing links the libraries:
+# distenv-check loads them at run time (dlopen) when the backend is asked
+# for, so one binary runs on CPU nodes. The directories the libraries are
+# in here are baked in as the loader's second place to look.
+#   --with-cuda=PREFIX  (default: /usr/local/cuda if its headers are there)
 #   --with-nccl=PREFIX  (default: the CUDA prefix, then the system)
 AC_DEFUN([X_AC_CUDA_NCCL], [
   AC_ARG_WITH([cuda],
@@ -10,42 +14,50 @@ AC_DEFUN([X_AC_CUDA_NCCL], [
     [], [with_nccl=check])
   have_nccl=no
   distenv_nccl_summary="no (CUDA not found)"
-  CUDA_CPPFLAGS=""; CUDA_LDFLAGS=""; CUDA_LIBS=""
+  CUDA_CPPFLAGS=""; DL_LIBS=""
   AS_IF([test "x$with_cuda" = xcheck], [with_cuda=/usr/local/cuda; x_ac_cuda_opt=yes],
         [x_ac_cuda_opt=no])
   AS_IF([test "x$with_cuda" = xno || test "x$with_nccl" = xno], [
     distenv_nccl_summary="no (disabled)"
   ], [
     AS_IF([test "x$with_nccl" = xcheck || test "x$with_nccl" = xyes], [with_nccl="$with_cuda"])
-    x_ac_cuda_libdir="$with_cuda/lib64"
-    AS_IF([test -d "$x_ac_cuda_libdir"], [], [x_ac_cuda_libdir="$with_cuda/lib"])
-    x_ac_nccl_libdir="$with_nccl/lib64"
-    AS_IF([test -d "$x_ac_nccl_libdir"], [], [x_ac_nccl_libdir="$with_nccl/lib"])
-    save_CPPFLAGS="$CPPFLAGS"; save_LDFLAGS="$LDFLAGS"; save_LIBS="$LIBS"
+    save_CPPFLAGS="$CPPFLAGS"; save_LIBS="$LIBS"
     CPPFLAGS="$CPPFLAGS -I$with_cuda/include -I$with_nccl/include"
-    LDFLAGS="$LDFLAGS -L$x_ac_cuda_libdir -L$x_ac_nccl_libdir"
     x_ac_ok=yes
     AC_CHECK_HEADER([cuda_runtime_api.h], [], [x_ac_ok=no])
     AS_IF([test $x_ac_ok = yes], [AC_CHECK_HEADER([nccl.h], [], [x_ac_ok=no])])
-    AS_IF([test $x_ac_ok = yes], [AC_CHECK_LIB([cudart], [cudaGetDeviceCount], [], [x_ac_ok=no])])
-    AS_IF([test $x_ac_ok = yes], [AC_CHECK_LIB([nccl], [ncclCommInitRank], [], [x_ac_ok=no])])
-    CPPFLAGS="$save_CPPFLAGS"; LDFLAGS="$save_LDFLAGS"; LIBS="$save_LIBS"
+    # dlopen is in libc from glibc 2.34, in libdl before.
+    AS_IF([test $x_ac_ok = yes], [
+      LIBS=""
+      AC_SEARCH_LIBS([dlopen], [dl], [DL_LIBS="$LIBS"], [x_ac_ok=no])
+    ])
+    CPPFLAGS="$save_CPPFLAGS"; LIBS="$save_LIBS"
     AS_IF([test $x_ac_ok = yes], [
       have_nccl=yes
       CUDA_CPPFLAGS="-I$with_cuda/include -I$with_nccl/include"
-      # rpath: CUDA is rarely in the loader's default path.
-      CUDA_LDFLAGS="-L$x_ac_cuda_libdir -L$x_ac_nccl_libdir -Wl,-rpath,$x_ac_cuda_libdir -Wl,-rpath,$x_ac_nccl_libdir"
-      CUDA_LIBS="-lnccl -lcudart"
-      distenv_nccl_summary="yes ($with_cuda, $with_nccl)"
+      # Where the libraries are on this machine, else where they would be.
+      x_ac_cuda_libdir=""; x_ac_nccl_libdir=""
+      for d in "$with_cuda/lib64" "$with_cuda/lib"; do
+        AS_IF([test -z "$x_ac_cuda_libdir" && ls "$d"/libcudart.so.* >/dev/null 2>&1], [x_ac_cuda_libdir="$d"])
+      done
+      for d in "$with_nccl/lib64" "$with_nccl/lib"; do
+        AS_IF([test -z "$x_ac_nccl_libdir" && test -e "$d/libnccl.so.2"], [x_ac_nccl_libdir="$d"])
+      done
+      AS_IF([test -z "$x_ac_cuda_libdir"], [x_ac_cuda_libdir="$with_cuda/lib64"])
+      AS_IF([test -z "$x_ac_nccl_libdir"], [x_ac_nccl_libdir="$with_nccl/lib64"])
+      AC_DEFINE_UNQUOTED([DE_CUDA_LIBDIR], ["$x_ac_cuda_libdir"],
+        [Where distenv-check looks for libcudart after the loader's default search])
+      AC_DEFINE_UNQUOTED([DE_NCCL_LIBDIR], ["$x_ac_nccl_libdir"],
+        [Where distenv-check looks for libnccl.so.2 after the loader's default search])
+      distenv_nccl_summary="yes (headers from $with_cuda, $with_nccl; libnccl.so.2 and libcudart loaded at run time, also from $x_ac_nccl_libdir, $x_ac_cuda_libdir)"
     ], [
       AS_IF([test $x_ac_cuda_opt = no],
-        [AC_MSG_ERROR([--with-cuda=$with_cuda given but CUDA runtime + NCCL not usable there])])
-      distenv_nccl_summary="no (cuda_runtime_api.h/nccl.h/libcudart/libnccl not found under $with_cuda)"
+        [AC_MSG_ERROR([--with-cuda=$with_cuda given but cuda_runtime_api.h and nccl.h (or dlopen) not usable there])])
+      distenv_nccl_summary="no (cuda_runtime_api.h/nccl.h not found under $with_cuda, $with_nccl)"
     ])
   ])
   AS_IF([test $have_nccl = yes], [AC_DEFINE([HAVE_NCCL], [1], [Build the NCCL backend])])
   AM_CONDITIONAL([HAVE_NCCL], [test $have_nccl = yes])
   AC_SUBST([CUDA_CPPFLAGS])
-  AC_SUBST([CUDA_LDFLAGS])
-  AC_SUBST([CUDA_LIBS])
+  AC_SUBST([DL_LIBS])
 ])

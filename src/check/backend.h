@@ -26,9 +26,11 @@ struct de_backend_ops {
 			 enum de_dtype t, double *usec, struct de_fail *f);
 	/* Safe after any failure, and without init. */
 	void (*fini)(struct de_check *c);
+	/* After select, for --verbose: what it runs on (or NULL). */
+	void (*describe)(char *out, size_t len);
 };
 
 extern const struct de_backend_ops de_socket_backend; /* socket.c */
-extern const struct de_backend_ops de_nccl_backend;   /* nccl.c, when built with NCCL */
+extern const struct de_backend_ops de_nccl_backend;   /* nccl.c, when built with NCCL's headers */
 
 #endif

@@ -25,7 +25,7 @@ struct de_opts {
 	unsigned factor;             /* -f */
 	int iters, warmup;
 	enum de_dtype dtype;
-	int json, quiet;
+	int json, quiet, verbose;
 	const char *summary; /* --json-summary FILE, rank 0 writes */
 	int insecure;
 };

@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"Run in every rank of a job (srun --dist-check, srun distenv-check, torchrun,\n"
 		"or by hand with RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set) to prove the\n"
 		"ranks can talk: rendezvous, node-to-node probe, allreduce, verification.\n\n"
-		"  --backend=auto|socket|nccl  auto: nccl when built and a GPU is visible\n"
+		"  --backend=auto|socket|nccl  auto: nccl when NCCL and the CUDA runtime load\n"
+		"                              (at run time) and a GPU is visible, else socket\n"
 		"  --timeout=SECONDS           bound on every phase (default 60)\n"
 		"  --count=N                   elements in the check's allreduce (default %d)\n"
 		"  -d, --dtype=float32|float64|int32|int64  (default float32)\n"
@@ -62,6 +63,8 @@ static void usage(FILE *out)
 		"                              with --bench, rank 0 writes one JSON document\n"
 		"  --json-summary=FILE         rank 0 writes the job's verdict to FILE (JSON)\n"
 		"  --quiet                     only failures and rank 0's verdict\n"
+		"  -v, --verbose               each rank names on stderr the backend it picked,\n"
+		"                              why (auto: why not NCCL), NCCL's version and files\n"
 		"  --insecure                  no authentication (anyone may join): only with a warning\n"
 		"  -h, --help, -V, --version\n"
 		"Options take VALUE as --opt=VALUE or --opt VALUE; long names may be\n"
@@ -138,6 +141,7 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "json-summary", required_argument, NULL, OPT_SUMMARY },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "insecure", no_argument, NULL, OPT_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -157,7 +161,7 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 	c->o.dtype = DE_F32;
 	*count = DEFAULT_COUNT;
 	opterr = 0;
-	for (idx = -1; (ch = getopt_long(argc, argv, ":hVd:b:e:f:n:w:", longopts, &idx)) != -1; idx = -1) {
+	for (idx = -1; (ch = getopt_long(argc, argv, ":hvVd:b:e:f:n:w:", longopts, &idx)) != -1; idx = -1) {
 		const char *opt = opt_name(longopts, ch, idx, name, sizeof(name));
 
 		switch (ch) {
@@ -237,6 +241,9 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 			break;
 		case OPT_INSECURE:
 			c->o.insecure = 1;
+			break;
+		case 'v':
+			c->o.verbose = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -570,21 +577,48 @@ static const struct de_backend_ops *const backends[] = {
 };
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
 
+/* With --verbose, the backend picked, on what, and why. */
+static void say_backend(const struct de_check *c, const char *passed_over)
+{
+	char who[32], what[1200] = "";
+
+	if (!c->o.verbose)
+		return;
+	snprintf(who, sizeof(who), "rank %u", c->id.rank);
+	if (c->be->describe != NULL)
+		c->be->describe(what, sizeof(what));
+	de_log(who, "backend %s%s, device %s%s%s%s%s", c->be->name,
+	       c->o.backend == DE_BACKEND_AUTO ? " (auto)" : "", c->device,
+	       what[0] ? ", " : "", what, passed_over[0] ? "; " : "", passed_over);
+}
+
 /* --backend=auto takes the first usable one; a named one must be built. */
 static int choose_backend(struct de_check *c, struct de_fail *f)
 {
+	char passed_over[DE_ERR_MAX + 64] = "";
 	struct de_err why;
 	size_t i;
 
 	for (i = 0; i < NBACKENDS; i++) {
-		if (c->o.backend == DE_BACKEND_AUTO ? backends[i]->usable(&why) :
-		    backends[i]->id == c->o.backend) {
-			c->be = backends[i];
-			return c->be->select(c, f);
+		if (c->o.backend == DE_BACKEND_AUTO) {
+			if (!backends[i]->usable(&why)) {
+				/* The first one passed over is the one wanted. */
+				if (passed_over[0] == '\0')
+					snprintf(passed_over, sizeof(passed_over), "not %s: %s",
+						 backends[i]->name, why.msg);
+				continue;
+			}
+		} else if (backends[i]->id != c->o.backend) {
+			continue;
 		}
+		c->be = backends[i];
+		if (c->be->select(c, f))
+			return -1;
+		say_backend(c, passed_over);
+		return 0;
 	}
 	if (c->o.backend == DE_BACKEND_NCCL)
-		return de_fail_set(f, DE_D_USAGE, "--backend=nccl: this distenv-check was built without CUDA/NCCL");
+		return de_fail_set(f, DE_D_USAGE, "--backend=nccl: this distenv-check was built without CUDA/NCCL headers");
 	/* The socket backend is always built and always usable. */
 	return de_fail_set(f, DE_D_INTERNAL, "no backend for --backend (%d)", (int)c->o.backend);
 }

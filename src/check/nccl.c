@@ -4,7 +4,9 @@
  * teardown are polled (ncclCommGetAsyncError, cudaEventQuery) against
  * --timeout, and the rendezvous connection is watched meanwhile so an
  * ABORT from rank 0 stops this rank too. No GPU or no driver is "0
- * visible GPUs", not a crash: the auto backend then picks sockets. */
+ * visible GPUs", not a crash, and neither is a node without NCCL or the
+ * CUDA runtime (they are loaded at run time, nccl_lib.c): the auto
+ * backend then picks sockets, --backend=nccl names what is missing. */
 #include "config.h"
 
 #include <stdint.h>
@@ -13,12 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime_api.h>
-/* nccl.h declares ncclGroupStart() and friends without a prototype. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <nccl.h>
-#pragma GCC diagnostic pop
+#include "nccl_lib.h" /* <cuda_runtime_api.h>, <nccl.h>, de_nl */
 #ifndef NCCL_MAJOR
 #error "<nccl.h> is not NCCL's header: check the include path (--with-nccl)"
 #endif
@@ -28,6 +25,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "cudalib.h"
 #include "rendezvous.h"
 
 _Static_assert(sizeof(ncclUniqueId) == DE_NCCL_ID_BYTES,
@@ -60,18 +58,18 @@ static int cuda_fail(struct de_fail *f, const char *call, cudaError_t e)
 {
 	s_clean = 0;
 	return de_fail_set(f, DE_D_NCCL, "%s: %s (%s)", call,
-			   cudaGetErrorString(e), cudaGetErrorName(e));
+			   de_nl.cudaGetErrorString(e), de_nl.cudaGetErrorName(e));
 }
 
 /* r is the call's result or the communicator's async error. A peer that
  * went away (ncclRemoteError) is a lost peer, not a local NCCL fault. */
 static int nccl_fail(struct de_fail *f, const char *call, ncclResult_t r)
 {
-	const char *last = ncclGetLastError(s_comm);
+	const char *last = de_nl.ncclGetLastError(s_comm);
 
 	s_clean = 0;
 	return de_fail_set(f, r == ncclRemoteError ? DE_D_PEER_LOST : DE_D_NCCL,
-			   "%s: %s%s%s", call, ncclGetErrorString(r),
+			   "%s: %s%s%s", call, de_nl.ncclGetErrorString(r),
 			   last != NULL && *last ? ": " : "",
 			   last != NULL ? last : "");
 }
@@ -79,7 +77,7 @@ static int nccl_fail(struct de_fail *f, const char *call, ncclResult_t r)
 static void comm_abort(void)
 {
 	if (s_comm != NULL)
-		(void)ncclCommAbort(s_comm);
+		(void)de_nl.ncclCommAbort(s_comm);
 	s_comm = NULL;
 	s_clean = 0;
 }
@@ -115,7 +113,7 @@ static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
 		int64_t now;
 
 		if (s_comm != NULL) {
-			r = ncclCommGetAsyncError(s_comm, &st);
+			r = de_nl.ncclCommGetAsyncError(s_comm, &st);
 			if (r != ncclSuccess)
 				return nccl_fail(f, "ncclCommGetAsyncError", r), WAIT_FAILED;
 			if (st != ncclSuccess && st != ncclInProgress)
@@ -125,9 +123,9 @@ static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
 			cudaError_t e = cudaSuccess;
 
 			if (what == WAIT_EVENT)
-				e = cudaEventQuery(s_ev_stop);
+				e = de_nl.cudaEventQuery(s_ev_stop);
 			else if (what == WAIT_STREAM)
-				e = cudaStreamQuery(s_stream);
+				e = de_nl.cudaStreamQuery(s_stream);
 			if (e == cudaSuccess)
 				return WAIT_DONE;
 			if (e != cudaErrorNotReady)
@@ -156,11 +154,11 @@ static int device_count(struct de_err *why)
 	cudaError_t e;
 	int n = 0;
 
-	e = cudaGetDeviceCount(&n);
+	e = de_nl.cudaGetDeviceCount(&n);
 	if (e != cudaSuccess) {
-		(void)cudaGetLastError(); /* not sticky, but leave nothing behind */
+		(void)de_nl.cudaGetLastError(); /* not sticky, but leave nothing behind */
 		de_errf(why, "cudaGetDeviceCount: %s (%s%s), CUDA_VISIBLE_DEVICES=%s",
-			cudaGetErrorString(e), cudaGetErrorName(e),
+			de_nl.cudaGetErrorString(e), de_nl.cudaGetErrorName(e),
 			e == cudaErrorInsufficientDriver ?
 			": no NVIDIA driver loaded on this node, or one older than this CUDA runtime" :
 			"", visible_devices());
@@ -173,8 +171,15 @@ static int device_count(struct de_err *why)
 	return n;
 }
 
+/* The libraries load, and a GPU is visible. */
 static int nccl_usable(struct de_err *why)
 {
+	struct de_fail f;
+
+	if (de_nccl_lib_load(&f)) {
+		de_errf(why, "%s", f.msg);
+		return 0;
+	}
 	return device_count(why) > 0;
 }
 
@@ -182,9 +187,12 @@ static int nccl_usable(struct de_err *why)
 static int nccl_select(struct de_check *c, struct de_fail *f)
 {
 	struct de_err why;
-	int n = device_count(&why);
 	cudaError_t e;
+	int n;
 
+	if (de_nccl_lib_load(f))
+		return -1;
+	n = device_count(&why);
 	if (n <= 0)
 		return de_fail_set(f, DE_D_GPU, "--backend=nccl but no GPU is visible: %s", why.msg);
 	/* The device is chosen before the rendezvous, where rank 0 judges the
@@ -208,12 +216,12 @@ static int nccl_select(struct de_check *c, struct de_fail *f)
 				   c->id.local_rank, n, n == 1 ? "" : "s", visible_devices(),
 				   c->id.local_world, n, n == 1 ? "" : "s", c->id.local_world);
 	}
-	e = cudaSetDevice((int)c->id.local_rank);
+	e = de_nl.cudaSetDevice((int)c->id.local_rank);
 	if (e != cudaSuccess)
 		return de_fail_set(f, DE_D_GPU,
 				   "cudaSetDevice(%u) (LOCAL_RANK, CUDA_VISIBLE_DEVICES=%s): %s (%s)",
-				   c->id.local_rank, visible_devices(), cudaGetErrorString(e),
-				   cudaGetErrorName(e));
+				   c->id.local_rank, visible_devices(), de_nl.cudaGetErrorString(e),
+				   de_nl.cudaGetErrorName(e));
 	s_dev = (int)c->id.local_rank;
 	snprintf(c->device, sizeof(c->device), "cuda:%d", s_dev);
 	return 0;
@@ -223,7 +231,7 @@ static int nccl_select(struct de_check *c, struct de_fail *f)
 static int nccl_root_prepare(struct de_check *c, struct de_fail *f)
 {
 	ncclUniqueId uid;
-	ncclResult_t r = ncclGetUniqueId(&uid);
+	ncclResult_t r = de_nl.ncclGetUniqueId(&uid);
 
 	if (r != ncclSuccess)
 		return nccl_fail(f, "ncclGetUniqueId", r);
@@ -253,6 +261,35 @@ static int init_timeout(struct de_check *c, struct de_fail *f)
 			   c->id.world, c->o.timeout_s, hint);
 }
 
+/* Two ranks on one GPU: NCCL's init refuses ("Duplicate GPU detected"),
+ * and that is how the job chose devices, not an NCCL fault: f becomes
+ * shared-gpu, naming the ranks, this rank's GPU and CUDA_VISIBLE_DEVICES
+ * (the same list in every task, each taking device 0, is the usual way). */
+static void shared_gpu(const struct de_check *c, struct de_fail *f)
+{
+	char bus[32], pci[48], ranks[64], lr[64];
+	int a, b;
+
+	if (!de_nccl_dup_gpu(f->msg, &a, &b, bus, sizeof(bus)))
+		return;
+	if (de_nl.cudaDeviceGetPCIBusId(pci, (int)sizeof(pci), s_dev) != cudaSuccess) {
+		(void)de_nl.cudaGetLastError();
+		snprintf(pci, sizeof(pci), "bus id %s", bus[0] ? bus : "?");
+	}
+	if (a >= 0 && b >= 0)
+		snprintf(ranks, sizeof(ranks), "ranks %d and %d", a < b ? a : b, a < b ? b : a);
+	else
+		snprintf(ranks, sizeof(ranks), "rank %u and another rank", c->id.rank);
+	if (c->id.have_local_rank)
+		snprintf(lr, sizeof(lr), "LOCAL_RANK=%u", c->id.local_rank);
+	else
+		snprintf(lr, sizeof(lr), "LOCAL_RANK unset, so device 0");
+	de_fail_set(f, DE_D_GPU_SHARED,
+		    "%s on %s both use the GPU at %s (this rank: cuda:%d, %s, CUDA_VISIBLE_DEVICES=%s): "
+		    "NCCL needs one GPU per rank and refused the communicator",
+		    ranks, c->id.host, pci, s_dev, lr, visible_devices());
+}
+
 /* ncclCommInitRank with the id from c->peers, bounded by the timeout. */
 static int nccl_init(struct de_check *c, struct de_fail *f)
 {
@@ -272,22 +309,22 @@ static int nccl_init(struct de_check *c, struct de_fail *f)
 		return de_fail_set(f, DE_D_INTERNAL, "WORLD_SIZE=%u is too large for NCCL", c->id.world);
 	if (s_dev < 0)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL init before a device was selected");
-	e = cudaSetDevice(s_dev);
+	e = de_nl.cudaSetDevice(s_dev);
 	if (e != cudaSuccess)
 		return cuda_fail(f, "cudaSetDevice", e);
 	if (!s_have_stream) {
-		e = cudaStreamCreateWithFlags(&s_stream, cudaStreamNonBlocking);
+		e = de_nl.cudaStreamCreateWithFlags(&s_stream, cudaStreamNonBlocking);
 		if (e != cudaSuccess)
 			return cuda_fail(f, "cudaStreamCreateWithFlags", e);
 		s_have_stream = 1;
 	}
 	if (!s_have_events) {
-		e = cudaEventCreate(&s_ev_start);
+		e = de_nl.cudaEventCreate(&s_ev_start);
 		if (e != cudaSuccess)
 			return cuda_fail(f, "cudaEventCreate", e);
-		e = cudaEventCreate(&s_ev_stop);
+		e = de_nl.cudaEventCreate(&s_ev_stop);
 		if (e != cudaSuccess) {
-			cudaEventDestroy(s_ev_start);
+			de_nl.cudaEventDestroy(s_ev_start);
 			return cuda_fail(f, "cudaEventCreate", e);
 		}
 		s_have_events = 1;
@@ -298,7 +335,7 @@ static int nccl_init(struct de_check *c, struct de_fail *f)
 	cfg.commName = "distenv-check"; /* names it in NCCL_DEBUG output */
 #endif
 	s_clean = 1;
-	r = ncclCommInitRankConfig(&s_comm, (int)c->id.world, uid, (int)c->id.rank, &cfg);
+	r = de_nl.ncclCommInitRankConfig(&s_comm, (int)c->id.world, uid, (int)c->id.rank, &cfg);
 	if (r != ncclSuccess && r != ncclInProgress) {
 		nccl_fail(f, "ncclCommInitRankConfig", r);
 		comm_abort();
@@ -306,7 +343,7 @@ static int nccl_init(struct de_check *c, struct de_fail *f)
 	}
 	if (s_comm == NULL)
 		return de_fail_set(f, DE_D_NCCL, "ncclCommInitRankConfig returned %s but no communicator",
-				   ncclGetErrorString(r));
+				   de_nl.ncclGetErrorString(r));
 	switch (wait_for(c, WAIT_COMM, "ncclCommInitRankConfig", deadline, f)) {
 	case WAIT_DONE:
 		return 0;
@@ -315,18 +352,8 @@ static int nccl_init(struct de_check *c, struct de_fail *f)
 		return init_timeout(c, f);
 	case WAIT_FAILED:
 	default:
-		/* Two ranks on one GPU: NCCL refuses, and that is a device
-		 * choice problem, not an NCCL one. */
-		if (f->diag == DE_D_NCCL && !f->from_rank0 &&
-		    strstr(f->msg, "Duplicate GPU") != NULL) {
-			char msg[sizeof(f->msg)];
-
-			snprintf(msg, sizeof(msg), "%s", f->msg);
-			de_fail_set(f, DE_D_GPU,
-				    "two ranks of this job use the same GPU (LOCAL_RANK=%u, CUDA_VISIBLE_DEVICES=%s): "
-				    "NCCL needs one GPU per rank; %s",
-				    c->id.local_rank, visible_devices(), msg);
-		}
+		if (f->diag == DE_D_NCCL && !f->from_rank0)
+			shared_gpu(c, f);
 		comm_abort();
 		return -1;
 	}
@@ -352,18 +379,18 @@ static int ensure_buffer(size_t bytes, struct de_fail *f)
 	if (s_dbuf != NULL && s_dbuf_bytes >= want)
 		return 0;
 	if (s_dbuf != NULL) {
-		e = cudaFree(s_dbuf);
+		e = de_nl.cudaFree(s_dbuf);
 		s_dbuf = NULL;
 		s_dbuf_bytes = 0;
 		if (e != cudaSuccess)
 			return cuda_fail(f, "cudaFree", e);
 	}
-	e = cudaMalloc(&s_dbuf, want);
+	e = de_nl.cudaMalloc(&s_dbuf, want);
 	if (e != cudaSuccess) {
 		s_dbuf = NULL;
 		s_clean = 0;
 		return de_fail_set(f, DE_D_NCCL, "cudaMalloc(%zu bytes) on cuda:%d: %s (%s)",
-				   want, s_dev, cudaGetErrorString(e), cudaGetErrorName(e));
+				   want, s_dev, de_nl.cudaGetErrorString(e), de_nl.cudaGetErrorName(e));
 	}
 	s_dbuf_bytes = want;
 	return 0;
@@ -420,14 +447,14 @@ static int nccl_allreduce(struct de_check *c, void *buf, size_t count,
 		return -1;
 	deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
 	if (bytes > 0) {
-		e = cudaMemcpyAsync(s_dbuf, buf, bytes, cudaMemcpyHostToDevice, s_stream);
+		e = de_nl.cudaMemcpyAsync(s_dbuf, buf, bytes, cudaMemcpyHostToDevice, s_stream);
 		if (e != cudaSuccess)
 			return cuda_fail(f, "cudaMemcpyAsync (host to device)", e);
 	}
-	e = cudaEventRecord(s_ev_start, s_stream);
+	e = de_nl.cudaEventRecord(s_ev_start, s_stream);
 	if (e != cudaSuccess)
 		return cuda_fail(f, "cudaEventRecord", e);
-	r = ncclAllReduce(s_dbuf, s_dbuf, count, nt, ncclSum, s_comm, s_stream);
+	r = de_nl.ncclAllReduce(s_dbuf, s_dbuf, count, nt, ncclSum, s_comm, s_stream);
 	if (r != ncclSuccess && r != ncclInProgress) {
 		nccl_fail(f, "ncclAllReduce", r);
 		comm_abort();
@@ -437,18 +464,18 @@ static int nccl_allreduce(struct de_check *c, void *buf, size_t count,
 	 * enqueued the collective. */
 	if (r == ncclInProgress && wait_allreduce(c, WAIT_COMM, bytes, deadline, f))
 		return -1;
-	e = cudaEventRecord(s_ev_stop, s_stream);
+	e = de_nl.cudaEventRecord(s_ev_stop, s_stream);
 	if (e != cudaSuccess)
 		return cuda_fail(f, "cudaEventRecord", e);
 	if (wait_allreduce(c, WAIT_EVENT, bytes, deadline, f))
 		return -1;
 	s_calls++;
-	e = cudaEventElapsedTime(&ms, s_ev_start, s_ev_stop);
+	e = de_nl.cudaEventElapsedTime(&ms, s_ev_start, s_ev_stop);
 	if (e != cudaSuccess)
 		return cuda_fail(f, "cudaEventElapsedTime", e);
 	if (bytes > 0) {
 		deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
-		e = cudaMemcpyAsync(buf, s_dbuf, bytes, cudaMemcpyDeviceToHost, s_stream);
+		e = de_nl.cudaMemcpyAsync(buf, s_dbuf, bytes, cudaMemcpyDeviceToHost, s_stream);
 		if (e != cudaSuccess)
 			return cuda_fail(f, "cudaMemcpyAsync (device to host)", e);
 		switch (wait_for(c, WAIT_STREAM, "cudaMemcpyAsync", deadline, f)) {
@@ -477,27 +504,27 @@ static void nccl_fini(struct de_check *c)
 		int lim = c->o.timeout_s < FINI_MAX_S ? c->o.timeout_s : FINI_MAX_S;
 		int64_t deadline = de_now_ms() + (int64_t)lim * 1000;
 		struct de_fail ignored;
-		ncclResult_t r = ncclCommFinalize(s_comm);
+		ncclResult_t r = de_nl.ncclCommFinalize(s_comm);
 
 		memset(&ignored, 0, sizeof(ignored));
 		if ((r == ncclSuccess || r == ncclInProgress) &&
 		    wait_for(c, WAIT_COMM, "ncclCommFinalize", deadline, &ignored) == WAIT_DONE) {
-			(void)ncclCommDestroy(s_comm);
+			(void)de_nl.ncclCommDestroy(s_comm);
 			s_comm = NULL;
 		}
 	}
 	comm_abort(); /* whatever is left: an error earlier, or finalize failed */
 	if (s_dbuf != NULL)
-		(void)cudaFree(s_dbuf);
+		(void)de_nl.cudaFree(s_dbuf);
 	s_dbuf = NULL;
 	s_dbuf_bytes = 0;
 	if (s_have_events) {
-		(void)cudaEventDestroy(s_ev_start);
-		(void)cudaEventDestroy(s_ev_stop);
+		(void)de_nl.cudaEventDestroy(s_ev_start);
+		(void)de_nl.cudaEventDestroy(s_ev_stop);
 		s_have_events = 0;
 	}
 	if (s_have_stream)
-		(void)cudaStreamDestroy(s_stream);
+		(void)de_nl.cudaStreamDestroy(s_stream);
 	s_have_stream = 0;
 	s_calls = 0;
 	s_clean = 0;
@@ -512,4 +539,5 @@ const struct de_backend_ops de_nccl_backend = {
 	.init = nccl_init,
 	.allreduce = nccl_allreduce,
 	.fini = nccl_fini,
+	.describe = de_nccl_lib_describe,
 };

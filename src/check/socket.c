@@ -748,4 +748,5 @@ const struct de_backend_ops de_socket_backend = {
 	.init = ring_connect,
 	.allreduce = socket_allreduce,
 	.fini = ring_close,
+	.describe = NULL,
 };

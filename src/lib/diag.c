@@ -36,6 +36,7 @@ static const struct {
 	[DE_D_NOT_DISTENV] = { "not-distenv", "another program listens on MASTER_ADDR:MASTER_PORT (a web server, sshd, a leftover job or torchrun's store): pick a free MASTER_PORT or stop that program" },
 	[DE_D_BULK_STALL] = { "bulk-stall", "small packets pass but large ones vanish between these nodes: an MTU mismatch (jumbo frames on the hosts, not on the switch or tunnel); test with ping -M do -s 8972 PEER (and -s 1472), then set the interface MTU to what the path carries" },
 	[DE_D_NCCL_MISSING] = { "nccl-missing", "the NCCL backend loads libnccl.so.2 and CUDA's runtime when asked for: install NCCL and the CUDA runtime on this node (or put them on LD_LIBRARY_PATH), or use --backend=socket" },
+	[DE_D_GPU_SHARED] = { "shared-gpu", "every task sees the same GPUs and picks the same one (CUDA_VISIBLE_DEVICES set once for the whole job, or no GPU binding): give each task its own GPU (--gpus-per-task=1, or --gpu-bind=single:1), or with all of a node's GPUs visible use cuda:LOCAL_RANK" },
 };
 
 const char *de_diag_name(enum de_diag d)

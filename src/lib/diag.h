@@ -38,6 +38,7 @@ enum de_diag {
 	DE_D_NOT_DISTENV,      /* something else answers at MASTER_ADDR:MASTER_PORT */
 	DE_D_BULK_STALL,       /* small packets pass, large ones vanish (MTU) */
 	DE_D_NCCL_MISSING,     /* --backend=nccl, but libnccl/libcudart not loadable */
+	DE_D_GPU_SHARED,       /* two ranks of a node on one GPU (NCCL refuses) */
 	DE_D_COUNT
 };
 

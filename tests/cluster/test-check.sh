@@ -256,7 +256,7 @@ if "$CHECK" --help | grep -q nccl && command -v nvidia-smi >/dev/null && nvidia-
 	out=$(cx srun -N1 -n1 "$CHECK" --backend=nccl --timeout=30 2>&1) && rc=0 || rc=$?
 	tap_like "$out" "backend=nccl .* OK" "NCCL backend on a GPU"
 else
-	tap_skip "NCCL allreduce on a GPU" "no GPU on this machine (the NCCL backend is compiled and linked; it runs where nvidia-smi lists a GPU)"
+	tap_skip "NCCL allreduce on a GPU" "no GPU on this machine (the NCCL backend is compiled; it loads NCCL and runs where nvidia-smi lists a GPU)"
 fi
 
 # --- 4 nodes ------------------------------------------------------------------
