@@ -6,9 +6,12 @@
 # package depends on exactly the Slurm major it was built against; then the
 # local cluster of that Slurm comes up from a root with the packages
 # INSTALLED (distenv-cluster up --install) and loads the installed plugin
-# and tools: the environment test and srun --dist-check pass; a purge
-# leaves none of the packages' files, and down leaves no overlay and the
-# cached root as it was. Needs root; skips otherwise.
+# and tools: the environment test and srun --dist-check pass; on this
+# machine's release the packages of a newer version (a copy of the
+# checkout with its version raised) upgrade them in place and the cluster
+# runs the new ones; a remove, then a purge, leave none of the packages'
+# files, and down leaves no overlay and the cached root as it was. Needs
+# root; skips otherwise.
 # shellcheck disable=SC2016
 set -uo pipefail
 
@@ -39,12 +42,34 @@ done
 
 cluster_scratch deb
 
+# The packages carry the NCCL backend where this machine has CUDA's and
+# NCCL's headers (build-deb's default); elsewhere sockets-only, on purpose.
+cuda_args=() nccl_in=1
+if [[ ! -f /usr/local/cuda/include/nccl.h || ! -f /usr/local/cuda/include/cuda_runtime_api.h ]]; then
+	cuda_args=(--no-cuda) nccl_in=0
+	tap_diag "no CUDA/NCCL headers in /usr/local/cuda: the packages are built with --no-cuda (sockets only)"
+fi
+
+# The upgrade's packages: the same sources, version VERSION+up1 (newer to
+# dpkg), with its changelog entry, built as an admin would the next release.
+version=$(sed -n '/^AC_INIT/{s/^[^,]*, *\[//;s/\].*//;p;}' "$DISTENV_SRCDIR/configure.ac")
+upv=$version+up1
+mkdir -p "$tmp/up"
+git -C "$DISTENV_SRCDIR" ls-files -z -co --exclude-standard |
+	tar -C "$DISTENV_SRCDIR" --null -T - -cf - | tar -C "$tmp/up" -xf -
+sed -i "/^AC_INIT/s/\[$version\]/[$upv]/" "$tmp/up/configure.ac"
+{
+	printf 'distenv (%s) unstable; urgency=medium\n\n  * Test upgrade.\n\n' "$upv"
+	printf ' -- distenv developers <distenv@users.noreply.github.com>  %s\n\n' "$(date -R)"
+	cat "$DISTENV_SRCDIR/debian/changelog"
+} >"$tmp/up/debian/changelog.new" && mv "$tmp/up/debian/changelog.new" "$tmp/up/debian/changelog"
+
 for rel in "${rels[@]}"; do
 	v=$(cluster_slurm_of "$rel")
 	vre=${v//./\\.}
 	arg=$rel
 	[[ $rel == "$host_rel" ]] && arg=host
-	out=$("$BUILD_DEB" --release "$arg" --out "$tmp/dist-$rel" 2>&1)
+	out=$("$BUILD_DEB" --release "$arg" "${cuda_args[@]}" --out "$tmp/dist-$rel" 2>&1)
 	rc=$?
 	tap_is "$rc" 0 "[$rel] build-deb --release $arg exits 0 (lintian: no errors)" || tap_diag "$out"
 	tap_diag "[$rel] $(grep 'build-deb: built' <<<"$out")"
@@ -65,7 +90,7 @@ for rel in "${rels[@]}"; do
 		"[$rel] no file under /etc in either package"
 	dpkg-deb -x "$tools" "$tmp/x-$rel"
 	tap_is "$(readelf -d "$tmp/x-$rel/usr/bin/distenv-check" 2>&1 | grep -oE 'lib(nccl|cudart)[^]]*')" "" \
-		"[$rel] distenv-check needs no NCCL or CUDA library (the packages build it sockets-only for now)"
+		"[$rel] distenv-check links no NCCL or CUDA library (it loads them at run time)"
 
 	[[ -n ${CLUSTER_LOCK_FD:-} ]] || cluster_lock
 	out=$("$S" up --slurm "$v" --install "$tools" --install "$plugin" 2>&1)
@@ -87,13 +112,44 @@ node2 3 RANK=3 LOCAL_RANK=1 NODE_RANK=1 WORLD_SIZE=4 MASTER_ADDR=node1" \
 	tap_like "$out" "distenv-check: PASS: 4 ranks on 2 nodes" "[$rel] srun --dist-check runs the installed distenv-check" ||
 		tap_diag "$out"
 
-	# Purge: none of the packages' files is left (on the login side and on
-	# a node: one overlay root for all).
+	# The NCCL backend is in the package, and a CPU node (no CUDA in the
+	# root) hears which library is missing.
+	if ((nccl_in)); then
+		out=$(cx env -i PATH=/usr/bin:/bin DISTENV_SECRET=0123456789abcdef0123 RANK=0 WORLD_SIZE=1 \
+			MASTER_ADDR=127.0.0.1 MASTER_PORT=29555 distenv-check --backend=nccl --timeout=10 2>&1)
+		tap_like "$out" "nccl-missing.*libnccl\.so\.2" \
+			"[$rel] the installed distenv-check has the NCCL backend; on a node without NCCL: nccl-missing, naming libnccl.so.2" ||
+			tap_diag "$out"
+	else
+		tap_skip "[$rel] the installed distenv-check's NCCL backend" "built with --no-cuda (no CUDA/NCCL headers here)"
+	fi
+
+	if [[ $rel == "$host_rel" ]]; then
+		out=$("$tmp/up/scripts/build-deb" --release host "${cuda_args[@]}" --out "$tmp/dist-up" 2>&1)
+		tap_is "$?" 0 "[$rel] build-deb of version $upv exits 0" || tap_diag "$out"
+		mapfile -t updebs < <(grep -E '^/.*\.deb$' <<<"$out")
+		out=$(cx dpkg -i "${updebs[@]}" 2>&1)
+		tap_is "$?" 0 "[$rel] dpkg -i of $upv over $version exits 0 (an upgrade)" || tap_diag "$out"
+		tap_is "$(cx dpkg-query -W -f '${Package}=${Version} ' distenv distenv-slurm-plugin 2>&1)" \
+			"distenv=$upv distenv-slurm-plugin=$upv " "[$rel] ... both packages at $upv"
+		tap_like "$(cx srun -v -N1 -n1 true 2>&1)" "distenv: ${upv//+/\\+} loaded" \
+			"[$rel] ... and the next srun loads the upgraded plugin"
+		out=$(cx srun -N2 -n4 --ntasks-per-node=2 --dist-check true 2>&1)
+		tap_like "$out" "distenv-check: PASS: 4 ranks on 2 nodes" "[$rel] ... srun --dist-check passes after the upgrade" ||
+			tap_diag "$out"
+		tools=$(printf '%s\n' "${updebs[@]}" | grep '/distenv_')
+		plugin=$(printf '%s\n' "${updebs[@]}" | grep '/distenv-slurm-plugin_')
+	fi
+
+	# Remove, then purge: none of the packages' files is left (on the login
+	# side and on a node: one overlay root for all).
 	mapfile -t files < <(for d in "$tools" "$plugin"; do dpkg-deb -c "$d"; done | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }')
+	out=$(cx dpkg --remove distenv-slurm-plugin distenv 2>&1)
+	tap_is "$?" 0 "[$rel] dpkg --remove of both packages exits 0" || tap_diag "$out"
+	left=$(nx node2 sh -c 'for f in "$@"; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true' sh "${files[@]}" 2>&1)
+	tap_is "$left" "" "[$rel] remove leaves none of the packages' files (they have no conffiles)"
 	out=$(cx dpkg --purge distenv-slurm-plugin distenv 2>&1)
 	tap_is "$?" 0 "[$rel] dpkg --purge of both packages exits 0" || tap_diag "$out"
-	left=$(nx node2 sh -c 'for f in "$@"; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true' sh "${files[@]}" 2>&1)
-	tap_is "$left" "" "[$rel] purge leaves none of the packages' files"
 	tap_is "$(cx sh -c 'ls -d /usr/share/distenv /usr/share/doc/distenv /usr/share/doc/distenv-slurm-plugin 2>/dev/null; dpkg -l "distenv*" 2>/dev/null | grep -E "^[a-z][a-z] "' 2>&1)" "" \
 		"[$rel] ... no package dir, no dpkg record"
 
