@@ -23,6 +23,8 @@
 #include "socket.h"
 
 #define PAIR_CHUNK (1u << 20)
+/* The sink's answer: bytes moved, bytes timed, microseconds. */
+#define PAIR_ANSWER 24
 
 static void put_u32(uint8_t *p, uint32_t v)
 {
@@ -68,25 +70,54 @@ struct serve {
 	int64_t deadline;
 };
 
+/* A receiver's clock: the rate is timed from the first bytes' arrival
+ * to the last's, without those first bytes. Starting the clock earlier
+ * would count the other side's connection set-up (its thread, its hello)
+ * as transfer time: milliseconds against a few-MiB transfer on a busy
+ * node, a false slow pair. */
+struct rx_clock {
+	int64_t first, last;
+	uint64_t first_n, moved;
+};
+
+static void rx_count(struct rx_clock *k, size_t n)
+{
+	int64_t now = de_now_us();
+
+	if (k->moved == 0) {
+		k->first = now;
+		k->first_n = n;
+	}
+	k->moved += n;
+	k->last = now;
+}
+
+/* Bytes timed and their microseconds (0, 0 when all came at once). */
+static void rx_rate(const struct rx_clock *k, uint64_t *timed, uint64_t *usec)
+{
+	*timed = k->moved - k->first_n;
+	*usec = (uint64_t)(k->last - k->first);
+}
+
 /* Reads until len bytes came or the bound passed; answers how many and
  * in how long, then drains until the caller closes (an early close would
  * reset the connection and lose the answer). */
 static void serve_sink(int fd, uint8_t *buf, uint64_t len, uint32_t bound_ms)
 {
-	int64_t t0 = de_now_us(), end = t0 + (int64_t)bound_ms * 1000, last = t0;
+	int64_t t0 = de_now_us(), end = t0 + (int64_t)bound_ms * 1000;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	uint64_t moved = 0;
-	uint8_t ans[16];
+	struct rx_clock k = { 0, 0, 0, 0 };
+	uint64_t timed, usec;
+	uint8_t ans[PAIR_ANSWER];
 	size_t m;
 
-	while (moved < len) {
-		size_t want = len - moved > PAIR_CHUNK ? PAIR_CHUNK : (size_t)(len - moved);
+	while (k.moved < len) {
+		size_t want = len - k.moved > PAIR_CHUNK ? PAIR_CHUNK : (size_t)(len - k.moved);
 		ssize_t n = recv(fd, buf, want, MSG_DONTWAIT);
 		int64_t now;
 
 		if (n > 0) {
-			moved += (uint64_t)n;
-			last = de_now_us();
+			rx_count(&k, (size_t)n);
 			continue;
 		}
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -96,8 +127,10 @@ static void serve_sink(int fd, uint8_t *buf, uint64_t len, uint32_t bound_ms)
 			break;
 		poll(&p, 1, (int)((end - now) / 1000) + 1);
 	}
-	put_u64(ans, moved);
-	put_u64(ans + 8, (uint64_t)(moved ? last - t0 : (int64_t)bound_ms * 1000));
+	rx_rate(&k, &timed, &usec);
+	put_u64(ans, k.moved);
+	put_u64(ans + 8, timed);
+	put_u64(ans + 16, usec);
 	if (de_move_all(fd, ans, sizeof(ans), 1, de_now_ms() + 2000, &m) != 0)
 		return;
 	shutdown(fd, SHUT_WR);
@@ -124,7 +157,9 @@ static void serve_source(int fd, uint8_t *buf, uint64_t len, uint32_t bound_ms)
 static void *serve_main(void *arg)
 {
 	struct serve *s = arg;
-	uint8_t cmd[16], *buf = malloc(PAIR_CHUNK);
+	/* What is sent is never looked at: uninitialised would do, but
+	 * calloc's zero pages cost nothing either. */
+	uint8_t cmd[16], *buf = calloc(1, PAIR_CHUNK);
 	size_t m;
 
 	if (buf != NULL && de_move_all(s->fd, cmd, sizeof(cmd), 0, de_now_ms() + PAIR_CONNECT_MS, &m) == 0) {
@@ -135,7 +170,6 @@ static void *serve_main(void *arg)
 		if (bound > PAIR_TIME_MS)
 			bound = PAIR_TIME_MS;
 		de_sock_tune(s->fd);
-		memset(buf, 0xa5, PAIR_CHUNK);
 		if (op == PAIR_OP_PING) {
 			while (de_move_all(s->fd, cmd, sizeof(cmd), 0, s->deadline, &m) == 0 &&
 			       de_move_all(s->fd, cmd, sizeof(cmd), 1, s->deadline, &m) == 0)
@@ -262,13 +296,16 @@ static int pair_ping(struct de_check *c, uint32_t peer, struct de_pair_result *r
 
 /* What a bounded transfer of len bytes that moved `moved` in usec says. */
 static int judge_transfer(struct de_pair_result *r, const char *from, const char *to,
-			  uint64_t len, uint64_t moved, double usec, double *bw)
+			  uint64_t len, uint64_t moved, uint64_t timed, uint64_t usec, double *bw)
 {
 	if (moved < len && moved < PAIR_MIN_BYTES)
 		return pair_fail(r, DE_D_BULK_STALL,
-				 "%s -> %s: %" PRIu64 " of %" PRIu64 " bytes in %.1f s while 16-byte messages passed",
-				 from, to, moved, len, usec / 1e6);
-	*bw = usec > 0 ? (double)moved / (usec / 1e6) : 0;
+				 "%s -> %s: %" PRIu64 " of %" PRIu64 " bytes within the %.1f s bound while 16-byte messages passed",
+				 from, to, moved, len, PAIR_TIME_MS / 1000.0);
+	if (timed == 0 || usec == 0)
+		return pair_fail(r, DE_D_INTERNAL, "%s -> %s: %" PRIu64 " bytes arrived at once: "
+				 "--pair-bytes too small to time", from, to, moved);
+	*bw = (double)timed / ((double)usec / 1e6);
 	return 0;
 }
 
@@ -278,7 +315,7 @@ static int pair_send(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	const char *to = c->peers.peer[peer].host;
 	uint64_t len = c->o.pair_bytes, sent = 0;
 	int64_t dl = de_now_ms() + PAIR_TIME_MS + 2000;
-	uint8_t ans[16];
+	uint8_t ans[PAIR_ANSWER];
 	size_t have = 0;
 	int fd;
 
@@ -321,30 +358,30 @@ static int pair_send(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	if (have < sizeof(ans))
 		return pair_fail(r, DE_D_PEER_LOST, "%s -> %s: the connection was lost after %" PRIu64 " bytes",
 				 c->id.host, to, sent);
-	return judge_transfer(r, c->id.host, to, len, get_u64(ans), (double)get_u64(ans + 8), &r->bw_ab);
+	return judge_transfer(r, c->id.host, to, len, get_u64(ans), get_u64(ans + 8), get_u64(ans + 16),
+			      &r->bw_ab);
 }
 
 /* peer -> this node: the peer sends, we time what arrives. */
 static int pair_recv(struct de_check *c, uint32_t peer, struct de_pair_result *r, uint8_t *buf)
 {
 	const char *from = c->peers.peer[peer].host;
-	uint64_t len = c->o.pair_bytes, moved = 0;
-	int64_t t0, last, end;
+	uint64_t len = c->o.pair_bytes, timed, usec;
+	struct rx_clock k = { 0, 0, 0, 0 };
+	int64_t end;
 	int fd;
 
 	if (pair_open(c, peer, PAIR_OP_SOURCE, len, &fd, r))
 		return -1;
-	t0 = last = de_now_us();
-	end = t0 + (int64_t)(PAIR_TIME_MS + 500) * 1000;
-	while (moved < len) {
+	end = de_now_us() + (int64_t)(PAIR_TIME_MS + 500) * 1000;
+	while (k.moved < len) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		size_t want = len - moved > PAIR_CHUNK ? PAIR_CHUNK : (size_t)(len - moved);
+		size_t want = len - k.moved > PAIR_CHUNK ? PAIR_CHUNK : (size_t)(len - k.moved);
 		ssize_t n = recv(fd, buf, want, MSG_DONTWAIT);
 		int64_t now;
 
 		if (n > 0) {
-			moved += (uint64_t)n;
-			last = de_now_us();
+			rx_count(&k, (size_t)n);
 			continue;
 		}
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -355,8 +392,35 @@ static int pair_recv(struct de_check *c, uint32_t peer, struct de_pair_result *r
 		poll(&p, 1, (int)((end - now) / 1000) + 1);
 	}
 	close(fd);
-	return judge_transfer(r, from, c->id.host, len, moved,
-			      moved ? (double)(last - t0) : PAIR_TIME_MS * 1000.0, &r->bw_ba);
+	rx_rate(&k, &timed, &usec);
+	return judge_transfer(r, from, c->id.host, len, k.moved, timed, usec, &r->bw_ba);
+}
+
+/* Each direction PAIR_REPEATS times, the best kept: a busy node, or the
+ * other pairs of the round sharing its CPUs, only ever slow a transfer
+ * down, and a few MiB last a few scheduler slices. The first failure is
+ * the pair's verdict. */
+static void best_of(struct de_check *c, uint32_t peer, struct de_pair_result *r, uint8_t *buf)
+{
+	double ab = 0, ba = 0;
+	int i;
+
+	for (i = 0; i < PAIR_REPEATS; i++) {
+		int64_t t0 = de_now_ms();
+
+		if (pair_send(c, peer, r, buf) || pair_recv(c, peer, r, buf))
+			return;
+		if (r->bw_ab > ab)
+			ab = r->bw_ab;
+		if (r->bw_ba > ba)
+			ba = r->bw_ba;
+		/* Transfers this long span many slices already: a slow pair
+		 * is not measured three times over. */
+		if (de_now_ms() - t0 > PAIR_TIME_MS / 4)
+			break;
+	}
+	r->bw_ab = ab;
+	r->bw_ba = ba;
 }
 
 /* One pair, this node (a) with the node of rank peer (b). */
@@ -372,8 +436,8 @@ static void pair_measure(struct de_check *c, uint32_t peer, struct de_pair_resul
 		return;
 	}
 	memset(buf, 0x5a, PAIR_CHUNK);
-	if (pair_ping(c, peer, r) == 0 && pair_send(c, peer, r, buf) == 0)
-		pair_recv(c, peer, r, buf);
+	if (pair_ping(c, peer, r) == 0)
+		best_of(c, peer, r, buf);
 	free(buf);
 }
 

@@ -24,6 +24,7 @@
 #define PAIR_TIME_MS 2000
 #define PAIR_CONNECT_MS 3000
 #define PAIR_PINGS 20
+#define PAIR_REPEATS 3 /* transfers per direction, the best kept */
 #define PAIR_MIN_BYTES (64u << 10)
 
 struct de_pairs_state {
