@@ -6,7 +6,8 @@
 # fails, both nodes otherwise fine, within its time bound), large packets
 # dropped from one node (its pairs fail with bulk-stall), pairs.json and
 # pairs.csv agreeing with the text, pairs.png a PNG of the stated size, and
-# a missing gnuplot said by name. Every tc/nft change is undone on exit.
+# a missing gnuplot said by name, and the admin's sbatch template. Every
+# tc/nft change is undone on exit.
 # shellcheck disable=SC2016
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -228,6 +229,18 @@ if ((rc != 0)) && [[ $out == *"--pairs-out: pairs.png is drawn by gnuplot, and n
 	tap_ok "gnuplot missing: a clear error naming it, on every rank, nothing written"
 else
 	tap_fail "gnuplot missing (exit $rc)" "$out"
+fi
+
+# --- the admin's job: templates/sweep/run.slurm, files in the submit dir --------
+mkdir -p "$tmp/job"
+jid=$(cd "$tmp/job" && DISTENV_CHECK=$CHECK PAIR_BYTES=32M cx sbatch --parsable --nodes="$N" \
+	"$DISTENV_SRCDIR/templates/sweep/run.slurm" 2>&1)
+if [[ $jid =~ ^[0-9]+$ ]] && cluster_wait_job "$jid" 120 &&
+	grep -q "^PASS pairs: 15 pairs of 6 nodes" "$tmp/job/distenv-sweep-$jid.out" &&
+	out=$(png_ok "job/pairs-$jid" 2>&1); then
+	tap_ok "sbatch templates/sweep/run.slurm: 6 nodes, one task each, PASS, pairs.json/csv/png in the submit dir"
+else
+	tap_fail "templates/sweep/run.slurm (job ${jid:-none})" "$(cat "$tmp/job/"*.out 2>&1)" "${out:-}"
 fi
 
 if cluster_healthy; then tap_ok "cluster healthy after the sweeps"; else tap_fail "cluster healthy after the sweeps"; fi
