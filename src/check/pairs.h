@@ -39,7 +39,8 @@ struct de_pairs_state {
 	struct de_pair_result *res;   /* de_pair_index order */
 	struct de_pair_job *jobs;     /* the retests, planned after the tournament */
 	struct de_pair_retest *rt;
-	size_t njobs;
+	size_t njobs;                 /* all jobs: the node retests, then the slow pairs again */
+	size_t nretest;               /* the node retests among them (the first ones) */
 	uint32_t rt_rounds;
 	int cur_kind;                 /* the phase announced last: 'T', 'R' or 'E' */
 	uint32_t cur_round;

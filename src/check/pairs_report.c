@@ -316,8 +316,10 @@ static int fill_json(const struct de_check *c, FILE *fp)
 		json_str(fp, name(c, s->rt[i].node));
 		fprintf(fp, ", \"with\": ");
 		json_str(fp, name(c, s->rt[i].with));
-		fprintf(fp, ", \"status\": \"%s\"}", !s->rt[i].done ? "not-run" :
-			s->rt[i].diag == DE_OK ? "ok" : de_diag_name(s->rt[i].diag));
+		fprintf(fp, ", \"kind\": \"%s\", \"status\": \"%s\", \"gbps\": %.6g}",
+			s->jobs[i].remeasure ? "slow-pair-again" : "node-retest",
+			!s->rt[i].done ? "not-run" : s->rt[i].diag == DE_OK ? "ok" : de_diag_name(s->rt[i].diag),
+			s->rt[i].bw / 1e9);
 	}
 	fprintf(fp, "],\n  \"findings\": [");
 	for (i = 0; i < s->v.nfind; i++) {

@@ -68,7 +68,7 @@ int de_pairs_retest_plan(uint32_t n, const uint8_t *suspect, const uint32_t *fai
 {
 	uint32_t *used = calloc(n ? n : 1, sizeof(*used)), x, g, best, r;
 	uint8_t *busy = calloc(n ? n : 1, 1);
-	size_t k = 0, placed = 0, i;
+	size_t k = 0;
 
 	*njobs = 0;
 	*rounds = 0;
@@ -93,10 +93,25 @@ int de_pairs_retest_plan(uint32_t n, const uint8_t *suspect, const uint32_t *fai
 		used[best]++;
 		jobs[k].node = x;
 		jobs[k].with = best;
-		jobs[k].round = DE_PAIR_NONE;
+		jobs[k].remeasure = 0;
 		k++;
 	}
-	/* Greedy packing: each round takes every job whose two nodes are free. */
+	r = de_pairs_pack(n, jobs, k, busy);
+	free(used);
+	free(busy);
+	*njobs = k;
+	*rounds = r;
+	return 0;
+}
+
+uint32_t de_pairs_pack(uint32_t n, struct de_pair_job *jobs, size_t k, uint8_t *busy)
+{
+	size_t placed = 0, i;
+	uint32_t r;
+
+	for (i = 0; i < k; i++)
+		jobs[i].round = DE_PAIR_NONE;
+	/* Each round takes every job whose two nodes are still free. */
 	for (r = 0; placed < k; r++) {
 		memset(busy, 0, n);
 		for (i = 0; i < k; i++) {
@@ -109,9 +124,5 @@ int de_pairs_retest_plan(uint32_t n, const uint8_t *suspect, const uint32_t *fai
 			placed++;
 		}
 	}
-	free(used);
-	free(busy);
-	*njobs = k;
-	*rounds = r;
-	return 0;
+	return r;
 }

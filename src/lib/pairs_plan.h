@@ -40,7 +40,11 @@ size_t de_pair_index(uint32_t n, uint32_t a, uint32_t b);
  * number of jobs in jobs (room for n) and *rounds, or -1 with err. */
 struct de_pair_job {
 	uint32_t node, with, round;
+	int remeasure; /* a slow pair measured again (node < with), not a retest */
 };
+/* Packs jobs[0..k) into rounds, greedily, each node at most once per
+ * round: sets each job's round, returns the number of rounds. */
+uint32_t de_pairs_pack(uint32_t n, struct de_pair_job *jobs, size_t k, uint8_t *busy);
 int de_pairs_retest_plan(uint32_t n, const uint8_t *suspect, const uint32_t *fails,
 			 struct de_pair_job *jobs, size_t *njobs, uint32_t *rounds,
 			 struct de_err *err);

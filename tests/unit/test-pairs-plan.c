@@ -144,6 +144,16 @@ int main(void)
 		   "... against the two clean nodes, spread, in one round");
 	}
 	{
+		/* Arbitrary jobs, packed: a star on node 0 needs a round each,
+		 * disjoint pairs share one. */
+		struct de_pair_job j[5] = { { 0, 1, 9, 1 }, { 0, 2, 9, 1 }, { 3, 4, 9, 1 }, { 0, 3, 9, 1 }, { 1, 2, 9, 1 } };
+		uint8_t busy[5];
+		uint32_t r = de_pairs_pack(5, j, 5, busy);
+
+		ok(r == 3 && j[0].round == 0 && j[2].round == 0 && j[1].round == 1 && j[3].round == 2 &&
+		   j[4].round == 2, "pack, greedy in order: 0-1 3-4 | 0-2 | 0-3 1-2 (%u rounds)", r);
+	}
+	{
 		uint8_t suspect[1] = { 1 };
 		uint32_t fails[1] = { 0 };
 
