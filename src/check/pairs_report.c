@@ -162,17 +162,18 @@ void de_pairs_report(const struct de_check *c)
 	const struct de_pairs_state *s = c->pairs;
 	size_t i;
 
-	printf("distenv-check --pairs: %u nodes, %zu pairs in %u rounds (+%u retest), %zu bytes each way, %.2f s\n",
-	       s->n, de_pairs_count(s->n), s->rounds, s->rt_rounds, c->o.pair_bytes, s->sweep_ms / 1000.0);
+	printf("distenv-check --pairs: %u nodes, %zu pair%s in %u round%s (+%u retest), %zu bytes each way, %.2f s\n",
+	       s->n, de_pairs_count(s->n), de_pairs_count(s->n) == 1 ? "" : "s", s->rounds,
+	       s->rounds == 1 ? "" : "s", s->rt_rounds, c->o.pair_bytes, s->sweep_ms / 1000.0);
 	printf("NCCL pairs: skipped: %s\n", s->nccl_skip);
 	if (s->probe[0] != '\0')
 		printf("FAIL probe: %s\n", s->probe);
 	for (i = 0; i < s->v.nfind; i++)
 		finding_line(c, &s->v.find[i]);
 	if (s->v.ok && s->probe[0] == '\0')
-		printf("PASS pairs: %zu pairs of %u nodes, none failed, no outlier (median %.2f GB/s, %.0f us; threshold %.2g x the median)\n",
-		       de_pairs_count(s->n), s->n, s->v.median_bw / 1e9, s->v.median_rtt_us,
-		       c->o.pair_threshold);
+		printf("PASS pairs: %zu pair%s of %u nodes, none failed, no outlier (median %.2f GB/s, %.0f us; threshold %.2g x the median)\n",
+		       de_pairs_count(s->n), de_pairs_count(s->n) == 1 ? "" : "s", s->n, s->v.median_bw / 1e9,
+		       s->v.median_rtt_us, c->o.pair_threshold);
 	else
 		printf("FAIL pairs: %u of %zu pairs failed, %zu finding%s (median %.2f GB/s, %.0f us)\n",
 		       s->v.failed_pairs, de_pairs_count(s->n), s->v.nfind, s->v.nfind == 1 ? "" : "s",

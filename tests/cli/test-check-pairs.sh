@@ -85,6 +85,27 @@ if [[ -s $tmp/out/pairs.json && -s $tmp/out/pairs.csv && -s $tmp/out/pairs.png ]
 else
 	tap_fail "--pairs-out files" "$(ls -la "$tmp/out" 2>&1)"
 fi
+# Two ranks per node: the node's first rank measures, the other follows
+# the rounds and exits with the job's verdict.
+pids=()
+for r in 0 1 2 3; do
+	env -i PATH=/usr/bin:/bin DISTENV_SECRET="$secret" DISTENV_SIMULATED=1 DISTENV_SIMULATED_NODE=$((r / 2)) \
+		RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$((port + 3))" \
+		"$TIMEOUT" -k 5 60 "$CHECK" --pairs --timeout=20 --pair-threshold=0.05 >"$tmp/two.$r" 2>&1 &
+	pids+=($!)
+done
+rcs=""
+for p in "${pids[@]}"; do
+	wait "$p"
+	rcs+="$? "
+done
+pids=()
+if [[ $rcs == "0 0 0 0 " ]] && grep -q "^PASS pairs: 1 pair of 2 nodes" "$tmp/two.0" &&
+	grep -q "rank 0: pairs round 1/1: 1 pair, 0 failed" "$tmp/two.0" && [[ ! -s $tmp/two.1 ]]; then
+	tap_ok "2 nodes x 2 ranks: one pair, measured by each node's first rank; every rank exits 0"
+else
+	tap_fail "2 nodes x 2 ranks (exit statuses $rcs)" "$(cat "$tmp/two.0" "$tmp/two.1")"
+fi
 # No gnuplot: said before anything is measured, by every rank.
 SIM_PATH=/nonexistent sim 2 "$((port + 1))" --pairs-out="$tmp/none"
 if ((RC0 == 1)) && grep -q -- "--pairs-out: pairs.png is drawn by gnuplot, and no gnuplot is on this node (not in PATH)" "$tmp/sim.1" &&
