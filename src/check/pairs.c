@@ -23,6 +23,7 @@
 #include "socket.h"
 
 #define PAIR_CHUNK (1u << 20)
+#define REMEASURE_PER_NODE 4
 /* The sink's answer: bytes moved, bytes timed, microseconds. */
 #define PAIR_ANSWER 24
 
@@ -603,8 +604,8 @@ static void compose_retest(struct de_pairs_state *s, uint32_t k, char *go, size_
 /* A pair that looks like a slow link is measured once more before it is
  * named: one slow transfer is a busy moment as often as a slow link.
  * The pairs of nodes that look slow as a whole are not (their nodes are
- * the finding), nor more than one pair per node. Appended to the jobs,
- * all of them packed into rounds again. */
+ * the finding). Appended to the jobs, at most REMEASURE_PER_NODE x n of
+ * them, all packed into rounds again (each node once per round). */
 static int remeasure_slow(struct de_pairs_state *s, double threshold, uint8_t *busy,
 			  struct de_fail *f)
 {
@@ -619,10 +620,8 @@ static int remeasure_slow(struct de_pairs_state *s, double threshold, uint8_t *b
 		const struct de_finding *x = &v0.find[i];
 		struct de_pair_job *j = &s->jobs[s->njobs];
 
-		if (x->kind != DE_FIND_SLOW_LINK || busy[x->a] || busy[x->b] ||
-		    s->njobs >= 2 * (size_t)s->n)
+		if (x->kind != DE_FIND_SLOW_LINK || s->njobs >= (1 + REMEASURE_PER_NODE) * (size_t)s->n)
 			continue;
-		busy[x->a] = busy[x->b] = 1;
 		j->node = x->a;
 		j->with = x->b;
 		j->remeasure = 1;
@@ -643,9 +642,9 @@ static int plan_retests(struct de_pairs_state *s, double c_threshold, struct de_
 	int rc = 0;
 
 	/* The node retests (at most one per node), then the slow pairs
-	 * measured again (at most one per node as well). */
-	s->jobs = calloc(2 * (size_t)s->n, sizeof(*s->jobs));
-	s->rt = calloc(2 * (size_t)s->n, sizeof(*s->rt));
+	 * measured again (at most REMEASURE_PER_NODE x n). */
+	s->jobs = calloc((1 + REMEASURE_PER_NODE) * (size_t)s->n, sizeof(*s->jobs));
+	s->rt = calloc((1 + REMEASURE_PER_NODE) * (size_t)s->n, sizeof(*s->rt));
 	if (fails == NULL || suspect == NULL || s->jobs == NULL || s->rt == NULL) {
 		rc = de_fail_set(f, DE_D_INTERNAL, "out of memory for the retest plan");
 		goto out;
