@@ -192,7 +192,8 @@ static void progress(void)
 	else
 		de_log("rank 0", "%.0f s into phase %d (%s): waiting for the report of rank%s %s",
 		       (double)(de_now_ms() - S.since) / 1000.0, S.phase,
-		       S.phase == 0 ? "node probe" : "collective", n == 1 ? "" : "s", list);
+		       S.phase == 0 ? "node probe" : S.c->o.pairs ? "pair round" : "collective",
+		       n == 1 ? "" : "s", list);
 }
 
 /* Node index of every rank, by (host, data address) in order of first
