@@ -1,9 +1,9 @@
 /* distenv-check --pairs: every pair of nodes measured in the rounds of a
  * round-robin tournament (pairs_plan.h), judged at rank 0
- * (pairs_verdict.h), printed and written by pairs_report.c. This file is
- * the sweep's transport (authenticated data connections, as the ring's)
- * and its part of the rendezvous: what each rank does per round, and the
- * hook rank 0's server calls when a round is complete. */
+ * (pairs_verdict.h), printed and written by pairs_report.c. pairs.c is
+ * the sweep's transport (authenticated data connections, as the ring's),
+ * pairs_rounds.c its part of the rendezvous: what each rank does per
+ * round, and the hook rank 0's server calls when a round is complete. */
 #ifndef DISTENV_CHECK_PAIRS_H
 #define DISTENV_CHECK_PAIRS_H
 
@@ -64,7 +64,14 @@ int de_pairs_run(struct de_check *c, int probe_rc, const char *probe_report,
  * 0 that was the last, -1 abort with f. */
 int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *const *rep,
 			char *go, size_t go_len, struct de_fail *f);
-/* acceptor.c: serve one authenticated PURPOSE_PAIR connection (takes fd). */
+/* pairs.c, the transport. acceptor.c: serve one authenticated
+ * PURPOSE_PAIR connection (takes fd). */
 void de_pairs_serve_start(int fd, int64_t deadline);
+/* This node with the node of rank peer: latency, then both directions. */
+void de_pairs_measure(struct de_check *c, uint32_t peer, struct de_pair_result *r);
+/* A pair in a round's report, "P a b diag bw_ab bw_ba rtt|why", and back
+ * (0, or -1 for a line that is not one for n nodes). */
+void de_pairs_encode(char *out, size_t len, uint32_t a, uint32_t b, const struct de_pair_result *r);
+int de_pairs_decode(const char *s, uint32_t n, uint32_t *a, uint32_t *b, struct de_pair_result *r);
 
 #endif
