@@ -17,6 +17,7 @@
 
 #include "auth.h"
 #include "check.h"
+#include "pairs.h"
 #include "socket.h"
 
 /* Shortest time a caller gets to answer the challenge, whatever --timeout. */
@@ -134,6 +135,11 @@ static void finish(struct acceptor *a, struct pend *p)
 	}
 	if (d->purpose == PURPOSE_BULK) {
 		echo_start(p->fd, de_now_ms() + (int64_t)c->o.timeout_s * 1000);
+		release(a, p, 1);
+		return;
+	}
+	if (d->purpose == PURPOSE_PAIR && c->pairs != NULL) {
+		de_pairs_serve_start(p->fd, de_now_ms() + (int64_t)c->o.timeout_s * 1000);
 		release(a, p, 1);
 		return;
 	}

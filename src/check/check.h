@@ -28,6 +28,10 @@ struct de_opts {
 	int json, quiet, verbose;
 	const char *summary; /* --json-summary FILE, rank 0 writes */
 	int insecure;
+	int pairs;             /* --pairs: the pair matrix instead of the allreduce */
+	size_t pair_bytes;     /* --pair-bytes, each direction */
+	double pair_threshold; /* --pair-threshold, x the median pair */
+	const char *pairs_out; /* --pairs-out DIR, rank 0 writes */
 };
 
 /* Who this rank is and which launch it belongs to. */
@@ -72,6 +76,7 @@ struct de_ring_state {
 };
 
 struct de_backend_ops;
+struct de_pairs_state;
 
 struct de_check {
 	struct de_opts o;
@@ -83,6 +88,7 @@ struct de_check {
 	int nphases;             /* phases after the peer table: probe + collectives */
 	const struct de_backend_ops *be; /* resolved backend */
 	char device[64];         /* "cpu" or "cuda:0" */
+	struct de_pairs_state *pairs; /* --pairs only (pairs.h) */
 };
 
 #endif

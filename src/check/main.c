@@ -24,6 +24,8 @@
 #include "check.h"
 #include "hostlist.h"
 #include "layout.h"
+#include "pairs.h"
+#include "pairs_report.h"
 #include "parse.h"
 #include "rendezvous.h"
 #include "report.h"
@@ -59,6 +61,16 @@ static void usage(FILE *out)
 		"                              SIZE: bytes, with K, M or G (1024-based)\n"
 		"  -n, --iters=N               timed iterations per size (default 20)\n"
 		"  -w, --warmup=N              untimed iterations per size (default 5)\n"
+		"  --pairs                     the pair matrix instead of the allreduce (one\n"
+		"                              task per node): every pair of nodes in the rounds\n"
+		"                              of a round-robin tournament, bandwidth both ways\n"
+		"                              and latency; rank 0 names failing and slow nodes\n"
+		"                              and links\n"
+		"  --pair-bytes=SIZE           per pair and direction (default 4M), each transfer\n"
+		"                              also bounded to 2 s\n"
+		"  --pair-threshold=X          slow: below X times the median pair (default 0.5)\n"
+		"  --pairs-out=DIR             rank 0 writes DIR/pairs.json, pairs.csv and\n"
+		"                              pairs.png (a heatmap, drawn by gnuplot)\n"
 		"  --json                      one JSON object per rank instead of the line;\n"
 		"                              with --bench, rank 0 writes one JSON document\n"
 		"  --json-summary=FILE         rank 0 writes the job's verdict to FILE (JSON)\n"
@@ -110,7 +122,23 @@ static int parse_bytes(const char *what, const char *s, size_t *out,
 enum {
 	OPT_BACKEND = 256, OPT_TIMEOUT, OPT_COUNT, OPT_BENCH, OPT_SIZES,
 	OPT_JSON, OPT_QUIET, OPT_INSECURE, OPT_SUMMARY,
+	OPT_PAIRS, OPT_PAIR_BYTES, OPT_PAIR_THRESHOLD, OPT_PAIRS_OUT,
 };
+
+/* --pair-threshold: a fraction in (0, 1]. */
+static int parse_fraction(const char *what, const char *s, double *out, struct de_err *err)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (*s == '\0' || *end != '\0' || errno != 0 || !(v > 0 && v <= 1))
+		return de_errf(err, "%s \"%s\": expected a fraction of the median pair in (0, 1], e.g. 0.5",
+			       what, s);
+	*out = v;
+	return 0;
+}
 
 /* The option as the user wrote it, for errors: "-b" or "--minbytes". */
 static const char *opt_name(const struct option *longopts, int ch, int idx,
@@ -143,15 +171,21 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "insecure", no_argument, NULL, OPT_INSECURE },
+		{ "pairs", no_argument, NULL, OPT_PAIRS },
+		{ "pair-bytes", required_argument, NULL, OPT_PAIR_BYTES },
+		{ "pair-threshold", required_argument, NULL, OPT_PAIR_THRESHOLD },
+		{ "pairs-out", required_argument, NULL, OPT_PAIRS_OUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
 	char name[32];
-	int ch, idx;
+	int ch, idx, pair_opt = 0;
 
 	c->o.backend = DE_BACKEND_AUTO;
+	c->o.pair_bytes = 4u << 20;
+	c->o.pair_threshold = 0.5;
 	c->o.timeout_s = 60;
 	c->o.min_bytes = 8;
 	c->o.max_bytes = 64u << 20;
@@ -242,6 +276,28 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 		case OPT_INSECURE:
 			c->o.insecure = 1;
 			break;
+		case OPT_PAIRS:
+			c->o.pairs = 1;
+			break;
+		case OPT_PAIR_BYTES:
+			if (parse_bytes(opt, optarg, &c->o.pair_bytes, err))
+				return -1;
+			if (c->o.pair_bytes < PAIR_MIN_BYTES)
+				return de_errf(err, "%s \"%s\": expected at least 64K (a smaller transfer measures latency, not bandwidth)",
+					       opt, optarg);
+			pair_opt = 1;
+			break;
+		case OPT_PAIR_THRESHOLD:
+			if (parse_fraction(opt, optarg, &c->o.pair_threshold, err))
+				return -1;
+			pair_opt = 1;
+			break;
+		case OPT_PAIRS_OUT:
+			if (*optarg == '\0')
+				return de_errf(err, "--pairs-out needs a folder name");
+			c->o.pairs_out = optarg;
+			pair_opt = 1;
+			break;
 		case 'v':
 			c->o.verbose = 1;
 			break;
@@ -262,6 +318,12 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 	}
 	if (optind < argc)
 		return de_errf(err, "unexpected argument \"%s\"", argv[optind]);
+	if (pair_opt && !c->o.pairs)
+		return de_errf(err, "--pair-bytes, --pair-threshold and --pairs-out go with --pairs");
+	if (c->o.pairs && c->o.bench)
+		return de_errf(err, "--pairs and --bench: one at a time");
+	if (c->o.pairs && c->o.summary != NULL)
+		return de_errf(err, "--json-summary is the check's verdict: with --pairs, --pairs-out=DIR writes pairs.json");
 	/* Bench sizes must hold at least one element each. */
 	if (c->o.min_bytes > c->o.max_bytes)
 		return de_errf(err, "bench sizes: MIN %zu is above MAX %zu bytes",
@@ -782,6 +844,51 @@ static int write_summary(const struct de_check *c, const struct de_fail *f, size
 	return 0;
 }
 
+/* --pairs after the join: the probe (a failure goes into the verdict),
+ * the sweep, rank 0's report. 0 clean, 1 pairs failed, -1 f. */
+static int pairs_mode(struct de_check *c, struct de_fail *f)
+{
+	char report[2048];
+	struct de_err e;
+	int probe, rc;
+
+	if (de_pairs_prepare(c, f))
+		return de_rdv_report_failure(c, f);
+	/* Before anything is measured: a run that cannot write its files
+	 * says so now, to every rank. */
+	if (c->id.rank == 0 && c->o.pairs_out != NULL && de_pairs_out_ready(c, &e)) {
+		de_fail_set(f, DE_D_USAGE, "%s", e.msg);
+		return de_rdv_report_failure(c, f);
+	}
+	probe = de_probe_nodes(c, f, report, sizeof(report));
+	rc = de_pairs_run(c, probe, report, f);
+	if (rc < 0 || c->id.rank != 0)
+		return rc;
+	de_pairs_report(c);
+	if (c->o.pairs_out != NULL && de_pairs_write(c, &e)) {
+		de_log("rank 0", "%s", e.msg);
+		return 1;
+	}
+	return rc;
+}
+
+/* Why this run measures no NCCL pairs: the socket sweep runs anywhere. */
+static void nccl_pairs_skip(struct de_check *c)
+{
+	char *out = c->pairs->nccl_skip;
+	size_t len = sizeof(c->pairs->nccl_skip);
+#ifdef HAVE_NCCL
+	struct de_err why;
+
+	if (!de_nccl_backend.usable(&why))
+		snprintf(out, len, "the NCCL backend is not usable on this node: %s", why.msg);
+	else
+		snprintf(out, len, "NCCL is usable here, but this build sweeps over sockets only");
+#else
+	snprintf(out, len, "this distenv-check was built without CUDA/NCCL headers");
+#endif
+}
+
 /* Rendezvous, probe, connect, collective(s): the run after the setup. */
 static int run(struct de_check *c, size_t count, struct de_fail *f)
 {
@@ -798,6 +905,8 @@ static int run(struct de_check *c, size_t count, struct de_fail *f)
 		return -1;
 	if (joined_checks(c, f))
 		return de_rdv_report_failure(c, f);
+	if (c->o.pairs)
+		return pairs_mode(c, f);
 	/* Phase 0: every pair of nodes, both directions, as NCCL/gloo will. */
 	t = de_now_ms();
 	if (de_probe_nodes(c, f, report, sizeof(report)) != 0)
@@ -814,6 +923,7 @@ static int run(struct de_check *c, size_t count, struct de_fail *f)
 
 int main(int argc, char **argv)
 {
+	static struct de_pairs_state pairs;
 	struct de_check c;
 	struct de_fail f;
 	struct de_err e;
@@ -841,6 +951,13 @@ int main(int argc, char **argv)
 		snprintf(c.id.host, sizeof(c.id.host), "?");
 	if (parse_opts(&c, argc, argv, &count, &e))
 		return de_usage_error("distenv-check", "%s", e.msg);
+	if (c.o.pairs) {
+		/* The sweep runs over sockets on every node (the NCCL one is
+		 * named skipped, with why). */
+		c.pairs = &pairs;
+		nccl_pairs_skip(&c);
+		c.o.backend = DE_BACKEND_SOCKET;
+	}
 	if (read_env(&c, &f) || de_dtype_world_ok(c.o.dtype, c.id.world, &e) < 0 ||
 	    de_auth_init(&c.auth, c.id.token, c.id.rank, c.o.insecure, &f) ||
 	    choose_backend(&c, &f) || preflight(&c, &f)) {
@@ -855,14 +972,19 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	c.nphases = 1 + (c.o.bench ? count_sizes(&c) : 1);
-	snprintf(c.id.params, sizeof(c.id.params), "%s %s count=%zu sizes=%zu:%zu*%u iters=%d warmup=%d",
+	if (c.o.pairs)
+		snprintf(c.id.params, sizeof(c.id.params), "pairs bytes=%zu threshold=%g", c.o.pair_bytes,
+			 c.o.pair_threshold);
+	else
+		snprintf(c.id.params, sizeof(c.id.params), "%s %s count=%zu sizes=%zu:%zu*%u iters=%d warmup=%d",
 		 c.o.bench ? "bench" : "check", de_dtype_name(c.o.dtype),
 		 c.o.bench ? 0 : count, c.o.bench ? c.o.min_bytes : 0,
 		 c.o.bench ? c.o.max_bytes : 0, c.o.bench ? c.o.factor : 0,
 		 c.o.bench ? c.o.iters : 0, c.o.bench ? c.o.warmup : 0);
-	rc = run(&c, count, &f) ? 1 : 0;
-	if (rc != 0)
+	rc = run(&c, count, &f);
+	if (rc < 0)
 		de_report_fail(&c, &f);
+	rc = rc != 0;
 	if (write_summary(&c, rc ? &f : NULL, count, t0))
 		rc = 1;
 	c.be->fini(&c);
@@ -873,6 +995,7 @@ int main(int argc, char **argv)
 		de_rdv_server_stop();
 	de_rbuf_free(&c.net.rdv_rb);
 	de_peers_free(&c.peers);
+	de_pairs_free(&c);
 	if (c.id.expect_host) {
 		uint32_t i;
 

@@ -18,6 +18,7 @@
 
 #include "auth.h"
 #include "check.h"
+#include "pairs.h"
 #include "rendezvous.h"
 #include "world.h"
 
@@ -191,7 +192,8 @@ static void progress(void)
 	else
 		de_log("rank 0", "%.0f s into phase %d (%s): waiting for the report of rank%s %s",
 		       (double)(de_now_ms() - S.since) / 1000.0, S.phase,
-		       S.phase == 0 ? "node probe" : "collective", n == 1 ? "" : "s", list);
+		       S.phase == 0 ? "node probe" : S.c->o.pairs ? "pair round" : "collective",
+		       n == 1 ? "" : "s", list);
 }
 
 /* Node index of every rank, by (host, data address) in order of first
@@ -507,6 +509,56 @@ static void abort_probe(void)
 		srv_abort(d, 0, "data connections between nodes fail: %s", msg);
 }
 
+/* --pairs: a probe that failed goes on into the sweep (its verdict
+ * names it); each round's reports go to pairs.c, which says what comes
+ * next. Any other failure ends the job as always. */
+static int probe_diag(enum de_diag d)
+{
+	return d == DE_D_PEER_REFUSED || d == DE_D_PEER_TIMEOUT || d == DE_D_BULK_STALL ||
+	       d == DE_D_PEER_LOST || d == DE_D_WRONG_RESULT;
+}
+
+static void pairs_phase_end(void)
+{
+	static char go[sizeof(((struct de_text *)0)->text)];
+	const struct de_text **rep = malloc(S.c->id.world * sizeof(*rep));
+	struct de_fail f;
+	uint32_t i;
+	int more;
+
+	if (rep == NULL) {
+		srv_abort(DE_D_INTERNAL, 0, "out of memory for the pair reports");
+		return;
+	}
+	for (i = 0; i < S.c->id.world; i++) {
+		const struct conn *k = S.byrank[i];
+		enum de_diag d = (enum de_diag)k->report.code;
+
+		rep[i] = &k->report;
+		if (d != DE_OK && (S.phase > 0 || !probe_diag(d))) {
+			free(rep);
+			srv_abort(d, i, "rank %u on %s: %s", i, k->h.host, k->report.text);
+			return;
+		}
+	}
+	go[0] = '\0';
+	more = de_pairs_phase_done(S.c, S.phase, rep, go, sizeof(go), &f);
+	free(rep);
+	if (more < 0) {
+		srv_abort(f.diag, 0, "%s", f.msg);
+		return;
+	}
+	for (i = 0; i < S.c->id.world; i++) {
+		S.byrank[i]->reported = 0;
+		send_text(S.byrank[i], DE_MSG_GO, DE_OK, 0, go);
+	}
+	S.phase++;
+	S.since = de_now_ms();
+	S.deadline = S.since + (int64_t)S.c->o.timeout_s * 3000 + 5000;
+	if (!more)
+		S.done = 1;
+}
+
 static void on_report(struct conn *k, const struct de_text *t)
 {
 	uint32_t i;
@@ -529,6 +581,10 @@ static void on_report(struct conn *k, const struct de_text *t)
 	for (i = 0; i < S.c->id.world; i++)
 		if (!S.byrank[i]->reported)
 			return;
+	if (S.c->o.pairs) {
+		pairs_phase_end();
+		return;
+	}
 	/* Everyone reported: one verdict for all. */
 	for (i = 0; i < S.c->id.world; i++)
 		if (S.byrank[i]->report.code != DE_OK)

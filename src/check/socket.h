@@ -13,6 +13,7 @@
  * which now only connects). */
 #define PURPOSE_RING 2
 #define PURPOSE_BULK 3
+#define PURPOSE_PAIR 4 /* the pair sweep (pairs.c) */
 /* The probe's bulk payload: well above any MTU (jumbo frames are 9000),
  * so a path that passes small packets but drops large ones stalls here,
  * named, instead of inside the allreduce until --timeout. */

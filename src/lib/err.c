@@ -18,6 +18,7 @@ int de_errf(struct de_err *e, const char *fmt, ...)
 }
 
 /* "PROG: message" on stderr, then what follows it. */
+__attribute__((format(printf, 2, 0)))
 static void vreport(const char *prog, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", prog);

@@ -1,0 +1,319 @@
+/* The pair sweep's rounds (pairs.h): what each rank does in each phase
+ * the GO announces, and rank 0's side, run by its rendezvous server when
+ * a phase is complete: the results table, the progress line, the retest
+ * and remeasure plan, the verdict. The transport is pairs.c. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairs.h"
+#include "rendezvous.h"
+
+#define REMEASURE_PER_NODE 4
+
+int de_pairs_prepare(struct de_check *c, struct de_fail *f)
+{
+	struct de_pairs_state *s = c->pairs;
+	uint32_t r, x, y;
+
+	s->n = de_peers_nodes(&c->peers);
+	s->leader = malloc((s->n ? s->n : 1) * sizeof(*s->leader));
+	if (s->leader == NULL)
+		return de_fail_set(f, DE_D_INTERNAL, "out of memory for %u nodes", s->n);
+	for (x = 0; x < s->n; x++)
+		s->leader[x] = DE_PAIR_NONE;
+	for (r = c->id.world; r-- > 0;)
+		s->leader[c->peers.peer[r].node] = r;
+	s->mynode = c->peers.peer[c->id.rank].node;
+	s->lead = s->leader[s->mynode] == c->id.rank;
+	s->rounds = de_pairs_rounds(s->n);
+	if (c->id.rank != 0)
+		return 0;
+	s->res = calloc(de_pairs_count(s->n) ? de_pairs_count(s->n) : 1, sizeof(*s->res));
+	if (s->res == NULL)
+		return de_fail_set(f, DE_D_INTERNAL, "out of memory for %zu pair results",
+				   de_pairs_count(s->n));
+	for (x = 0; x < s->n; x++)
+		for (y = x + 1; y < s->n; y++) {
+			s->res[de_pair_index(s->n, x, y)].a = x;
+			s->res[de_pair_index(s->n, x, y)].b = y;
+		}
+	return 0;
+}
+
+void de_pairs_free(struct de_check *c)
+{
+	struct de_pairs_state *s = c->pairs;
+
+	if (s == NULL)
+		return;
+	free(s->leader);
+	free(s->res);
+	free(s->jobs);
+	free(s->rt);
+	de_pairs_verdict_free(&s->v);
+}
+
+/* My pair in the phase go announces: the peer's rank, or DE_PAIR_NONE. */
+static uint32_t my_call(const struct de_pairs_state *s, const char *go)
+{
+	const char *p;
+	unsigned long r;
+	uint32_t a, b, k;
+
+	if (!s->lead)
+		return DE_PAIR_NONE;
+	if (go[0] == 'T') {
+		r = strtoul(go + 2, NULL, 10);
+		k = de_pairs_partner(s->n, (uint32_t)r, s->mynode);
+		return k != DE_PAIR_NONE && s->mynode < k ? s->leader[k] : DE_PAIR_NONE;
+	}
+	/* "R k/K a:b a:b ...": a calls b. */
+	for (p = strchr(go, ' '); p != NULL && (p = strchr(p + 1, ' ')) != NULL;) {
+		if (sscanf(p + 1, "%u:%u", &a, &b) == 2 && a == s->mynode && b < s->n)
+			return s->leader[b];
+	}
+	return DE_PAIR_NONE;
+}
+
+int de_pairs_run(struct de_check *c, int probe_rc, const char *probe_report, struct de_fail *f)
+{
+	struct de_pairs_state *s = c->pairs;
+	static char go[DE_PROTO_MAX_SMALL], text[512];
+
+	if (de_rdv_phase(c, probe_rc ? f->diag : DE_OK, 0, probe_rc ? probe_report : "", go,
+			 sizeof(go), f))
+		return -1;
+	for (;;) {
+		uint32_t peer;
+
+		text[0] = '\0';
+		if (go[0] == 'E')
+			return atoi(go + 2) ? 1 : 0;
+		if (go[0] != 'T' && go[0] != 'R')
+			return de_fail_set(f, DE_D_INTERNAL, "rank 0 announced \"%.40s\", not a pair round", go);
+		peer = my_call(s, go);
+		if (peer != DE_PAIR_NONE) {
+			struct de_pair_result r;
+
+			memset(&r, 0, sizeof(r));
+			de_pairs_measure(c, peer, &r);
+			de_pairs_encode(text, sizeof(text), s->mynode, c->peers.peer[peer].node, &r);
+		}
+		if (de_rdv_phase(c, DE_OK, 0, text, go, sizeof(go), f))
+			return -1;
+	}
+}
+
+/* ------------------------------------------------------------ rank 0's server */
+
+static const char *node_name(const struct de_check *c, uint32_t x)
+{
+	return c->peers.peer[c->pairs->leader[x]].host;
+}
+
+static void progress(struct de_check *c, const char *what, uint32_t k, uint32_t of, uint32_t pairs,
+		     uint32_t failed, double slow_bw, uint32_t sa, uint32_t sb, int64_t since)
+{
+	char slow[600] = "";
+
+	if (c->o.quiet)
+		return;
+	if (sa != DE_PAIR_NONE)
+		snprintf(slow, sizeof(slow), ", slowest %s-%s %.2f GB/s", node_name(c, sa),
+			 node_name(c, sb), slow_bw / 1e9);
+	de_log("rank 0", "pairs %s %u/%u: %u pair%s, %u failed%s (%.2f s)", what, k + 1, of, pairs,
+	       pairs == 1 ? "" : "s", failed, slow, (double)(de_now_ms() - since) / 1000.0);
+}
+
+/* A slow pair measured again: the better figure of each direction. */
+static void keep_best(struct de_pair_result *p, const struct de_pair_result *again)
+{
+	if (again->bw_ab > p->bw_ab)
+		p->bw_ab = again->bw_ab;
+	if (again->bw_ba > p->bw_ba)
+		p->bw_ba = again->bw_ba;
+}
+
+static void compose_retest(struct de_pairs_state *s, uint32_t k, char *go, size_t len)
+{
+	size_t off, i;
+
+	off = (size_t)snprintf(go, len, "R %u/%u", k + 1, s->rt_rounds);
+	for (i = 0; i < s->njobs; i++)
+		if (s->jobs[i].round == k && off + 24 < len)
+			off += (size_t)snprintf(go + off, len - off, " %u:%u", s->jobs[i].node, s->jobs[i].with);
+}
+
+/* A pair that looks like a slow link is measured once more before it is
+ * named: one slow transfer is a busy moment as often as a slow link.
+ * The pairs of nodes that look slow as a whole are not (their nodes are
+ * the finding). Appended to the jobs, at most REMEASURE_PER_NODE x n of
+ * them, all packed into rounds again (each node once per round). */
+static int remeasure_slow(struct de_pairs_state *s, double threshold, uint8_t *busy,
+			  struct de_fail *f)
+{
+	struct de_pairs_verdict v0;
+	struct de_err e;
+	size_t i;
+
+	if (de_pairs_judge(s->n, s->res, NULL, 0, threshold, &v0, &e))
+		return de_fail_set(f, DE_D_INTERNAL, "%s", e.msg);
+	memset(busy, 0, s->n);
+	for (i = 0; i < v0.nfind; i++) {
+		const struct de_finding *x = &v0.find[i];
+		struct de_pair_job *j = &s->jobs[s->njobs];
+
+		if (x->kind != DE_FIND_SLOW_LINK || s->njobs >= (1 + REMEASURE_PER_NODE) * (size_t)s->n)
+			continue;
+		j->node = x->a;
+		j->with = x->b;
+		j->remeasure = 1;
+		s->njobs++;
+	}
+	de_pairs_verdict_free(&v0);
+	if (s->njobs > s->nretest)
+		s->rt_rounds = de_pairs_pack(s->n, s->jobs, s->njobs, busy);
+	return 0;
+}
+
+static int plan_retests(struct de_pairs_state *s, double threshold, struct de_fail *f)
+{
+	uint32_t *fails = calloc(s->n, sizeof(*fails)), x;
+	uint8_t *suspect = calloc(s->n, 1);
+	size_t i, np = de_pairs_count(s->n);
+	struct de_err e;
+	int rc = 0;
+
+	/* The node retests (at most one per node), then the slow pairs
+	 * measured again (at most REMEASURE_PER_NODE x n). */
+	s->jobs = calloc((1 + REMEASURE_PER_NODE) * (size_t)s->n, sizeof(*s->jobs));
+	s->rt = calloc((1 + REMEASURE_PER_NODE) * (size_t)s->n, sizeof(*s->rt));
+	if (fails == NULL || suspect == NULL || s->jobs == NULL || s->rt == NULL) {
+		rc = de_fail_set(f, DE_D_INTERNAL, "out of memory for the retest plan");
+		goto out;
+	}
+	for (i = 0; i < np; i++)
+		if (!s->res[i].measured || s->res[i].diag != DE_OK) {
+			fails[s->res[i].a]++;
+			fails[s->res[i].b]++;
+		}
+	for (x = 0; x < s->n; x++)
+		suspect[x] = fails[x] > 0;
+	if (s->n < 3) /* nobody else to tell node from link with */
+		goto out;
+	if (de_pairs_retest_plan(s->n, suspect, fails, s->jobs, &s->njobs, &s->rt_rounds, &e)) {
+		rc = de_fail_set(f, DE_D_INTERNAL, "%s", e.msg);
+		goto out;
+	}
+	s->nretest = s->njobs;
+	if (remeasure_slow(s, threshold, suspect, f)) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < s->njobs; i++) {
+		s->rt[i].node = s->jobs[i].node;
+		s->rt[i].with = s->jobs[i].with;
+	}
+out:
+	free(fails);
+	free(suspect);
+	return rc;
+}
+
+static int finish(struct de_check *c, char *go, size_t len, struct de_fail *f)
+{
+	struct de_pairs_state *s = c->pairs;
+	struct de_err e;
+
+	s->sweep_ms = (double)(de_now_ms() - s->t0);
+	if (de_pairs_judge(s->n, s->res, s->rt, s->nretest, c->o.pair_threshold, &s->v, &e))
+		return de_fail_set(f, DE_D_INTERNAL, "%s", e.msg);
+	s->judged = 1;
+	snprintf(go, len, "E %d", s->v.ok && s->probe[0] == '\0' ? 0 : 1);
+	s->cur_kind = 'E';
+	return 0;
+}
+
+int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *const *rep,
+			char *go, size_t go_len, struct de_fail *f)
+{
+	struct de_pairs_state *s = c->pairs;
+	uint32_t r, pairs = 0, failed = 0, sa = DE_PAIR_NONE, sb = DE_PAIR_NONE;
+	double slow_bw = 0;
+	static int64_t since;
+	size_t off;
+
+	if (phase == 0) {
+		/* The probe's failures are part of the verdict, not its end. */
+		for (r = 0, off = 0; r < c->id.world; r++)
+			if (rep[r]->code != DE_OK && off + 64 < sizeof(s->probe))
+				off += (size_t)snprintf(s->probe + off, sizeof(s->probe) - off, "%s%s -> %s",
+							off ? "; " : "", c->peers.peer[r].host, rep[r]->text);
+		s->t0 = since = de_now_ms();
+		if (s->rounds == 0)
+			return finish(c, go, go_len, f) ? -1 : 0;
+		s->cur_kind = 'T';
+		s->cur_round = 0;
+		snprintf(go, go_len, "T 0");
+		return 1;
+	}
+	for (r = 0; r < c->id.world; r++) {
+		struct de_pair_result x;
+		uint32_t a, b;
+		size_t i;
+
+		if (rep[r]->text[0] != 'P')
+			continue;
+		memset(&x, 0, sizeof(x));
+		if (de_pairs_decode(rep[r]->text, s->n, &a, &b, &x))
+			return de_fail_set(f, DE_D_INTERNAL, "rank %u sent a bad pair report: %.80s", r,
+					   rep[r]->text);
+		pairs++;
+		failed += x.diag != DE_OK;
+		if (x.diag == DE_OK && (sa == DE_PAIR_NONE || de_pair_bw(&x) < slow_bw)) {
+			slow_bw = de_pair_bw(&x);
+			sa = a;
+			sb = b;
+		}
+		if (s->cur_kind == 'T') {
+			if (a > b)
+				return de_fail_set(f, DE_D_INTERNAL, "rank %u reported pair %u-%u reversed", r, a, b);
+			x.a = a;
+			x.b = b;
+			s->res[de_pair_index(s->n, a, b)] = x;
+			continue;
+		}
+		for (i = 0; i < s->njobs; i++)
+			if (s->jobs[i].round == s->cur_round && s->jobs[i].node == a && s->jobs[i].with == b) {
+				s->rt[i].done = 1;
+				s->rt[i].diag = x.diag;
+				s->rt[i].bw = de_pair_bw(&x);
+				if (s->jobs[i].remeasure && x.diag == DE_OK && a < b)
+					keep_best(&s->res[de_pair_index(s->n, a, b)], &x);
+			}
+	}
+	progress(c, s->cur_kind == 'T' ? "round" : "retest", s->cur_round,
+		 s->cur_kind == 'T' ? s->rounds : s->rt_rounds, pairs, failed, slow_bw, sa, sb, since);
+	since = de_now_ms();
+	if (s->cur_kind == 'T' && s->cur_round + 1 < s->rounds) {
+		snprintf(go, go_len, "T %u", ++s->cur_round);
+		return 1;
+	}
+	if (s->cur_kind == 'T') {
+		if (plan_retests(s, c->o.pair_threshold, f))
+			return -1;
+		if (s->njobs > 0) {
+			s->cur_kind = 'R';
+			s->cur_round = 0;
+			compose_retest(s, 0, go, go_len);
+			return 1;
+		}
+	} else if (s->cur_round + 1 < s->rt_rounds) {
+		compose_retest(s, ++s->cur_round, go, go_len);
+		return 1;
+	}
+	return finish(c, go, go_len, f) ? -1 : 0;
+}

@@ -1,0 +1,80 @@
+/* The pair sweep's verdict: culprits, not numbers. Pure.
+ *
+ * From every pair's figures (and the retest of the nodes of failed
+ * pairs) rank 0 names: a failing node (its retest against a known-good
+ * node failed too, or, with nobody to retest against, every pair of it
+ * failed), a failing link (a pair that failed while both its nodes pass
+ * elsewhere), a slow node (all its pairs below threshold x the median
+ * pair) and a slow link (a pair below threshold x median whose nodes are
+ * not slow). Relative to the median, never absolute: a cluster of slow
+ * NICs is not slow to itself. */
+#ifndef DISTENV_PAIRS_VERDICT_H
+#define DISTENV_PAIRS_VERDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "err.h"
+
+/* One pair's figures, a < b (pairs_plan.h's index). */
+struct de_pair_result {
+	uint32_t a, b;
+	int measured;        /* its report arrived */
+	enum de_diag diag;   /* DE_OK, or why it failed */
+	double bw_ab, bw_ba; /* bytes per second, each direction (0 when failed) */
+	double rtt_us;       /* small-message round trip, median */
+	char why[200];       /* the failure, one phrase */
+};
+
+/* A retest: node against with; diag DE_OK when it passed. */
+struct de_pair_retest {
+	uint32_t node, with;
+	int done;
+	enum de_diag diag;
+	double bw;
+};
+
+enum de_finding_kind {
+	DE_FIND_NODE_FAIL, /* a node: its pairs fail, and so did its retest */
+	DE_FIND_LINK_FAIL, /* a pair failed; both nodes pass elsewhere */
+	DE_FIND_SLOW_NODE,
+	DE_FIND_SLOW_LINK,
+};
+
+struct de_finding {
+	enum de_finding_kind kind;
+	uint32_t a, b;      /* the node (a), or the pair (a < b) */
+	enum de_diag diag;  /* failures: the diagnosis (the most common one of a node's) */
+	uint32_t count;     /* a node's failed or slow pairs */
+	double bw, ratio;   /* slow: its (best) pair bandwidth and bw / median */
+	uint32_t with;      /* failures: the node it was retested against, or DE_PAIR_NONE */
+};
+
+struct de_pairs_verdict {
+	double median_bw;      /* of the measured pairs' min(bw_ab, bw_ba) */
+	double median_rtt_us;
+	uint32_t failed_pairs, measured_pairs;
+	struct de_finding *find; /* the caller frees it (de_pairs_verdict_free) */
+	size_t nfind;
+	int ok;                /* no pair failed, no outlier */
+};
+
+/* A pair's figure for comparisons: the slower direction. */
+double de_pair_bw(const struct de_pair_result *p);
+/* Median of v (n values, reordered); 0 for n == 0. */
+double de_median(double *v, size_t n);
+
+/* n nodes, pairs[de_pair_index(n,a,b)], retests (any order, nretest of
+ * them), threshold in (0, 1): fills v. -1 with err on bad input. */
+int de_pairs_judge(uint32_t n, const struct de_pair_result *pairs,
+		   const struct de_pair_retest *retest, size_t nretest,
+		   double threshold, struct de_pairs_verdict *v, struct de_err *err);
+void de_pairs_verdict_free(struct de_pairs_verdict *v);
+
+/* Is node x named (failing or slow) by v? For the matrix's marks. */
+int de_pairs_node_named(const struct de_pairs_verdict *v, uint32_t x);
+/* Is pair {a,b} named as a failing or slow link, or failed at all? */
+int de_pairs_pair_named(const struct de_pairs_verdict *v, const struct de_pair_result *p);
+
+#endif

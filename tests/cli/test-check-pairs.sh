@@ -1,0 +1,123 @@
+#!/bin/bash
+# distenv-check --pairs without a cluster: its options' usage errors (exit
+# 2, naming the option and the form expected), and a whole sweep on this
+# host over four simulated nodes (distenv-simulate's pseudo-nodes: one
+# address, four names), files included. The real network cases are
+# tests/cluster/test-pairs.sh.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib/tap.sh
+. "$here/../lib/tap.sh"
+
+build=${DISTENV_BUILD_DIR:-.}
+CHECK=$build/src/distenv-check
+[ -x "$CHECK" ] || tap_skip_all "distenv-check not built at $CHECK"
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+
+# usage ARGS...: "rc=N" and the first line of stderr of a rank with a
+# complete environment.
+usage() {
+	local rc=0 err
+	err=$(env -i PATH=/usr/bin:/bin RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 \
+		"$CHECK" "$@" 2>&1 >/dev/null) || rc=$?
+	printf 'rc=%s\n%s\n' "$rc" "$(head -n 1 <<<"$err")"
+}
+
+tap_is "$(usage --pairs --pair-bytes=12Q)" $'rc=2\ndistenv-check: --pair-bytes "12Q": expected a byte count like 8, 4K, 64M or 1G (at most 4G)' \
+	"--pair-bytes 12Q: usage error naming the option and the form"
+tap_is "$(usage --pairs --pair-bytes=1K)" $'rc=2\ndistenv-check: --pair-bytes "1K": expected at least 64K (a smaller transfer measures latency, not bandwidth)' \
+	"--pair-bytes 1K: too small to time, exit 2"
+tap_is "$(usage --pairs --pair-threshold=1.5)" $'rc=2\ndistenv-check: --pair-threshold "1.5": expected a fraction of the median pair in (0, 1], e.g. 0.5' \
+	"--pair-threshold 1.5: exit 2, expects a fraction"
+tap_is "$(usage --pairs --pair-threshold=half)" $'rc=2\ndistenv-check: --pair-threshold "half": expected a fraction of the median pair in (0, 1], e.g. 0.5' \
+	"--pair-threshold half: exit 2"
+tap_is "$(usage --pair-bytes=8M)" $'rc=2\ndistenv-check: --pair-bytes, --pair-threshold and --pairs-out go with --pairs' \
+	"--pair-bytes without --pairs: exit 2"
+tap_is "$(usage --pairs --bench)" $'rc=2\ndistenv-check: --pairs and --bench: one at a time' "--pairs --bench: exit 2"
+tap_is "$(usage --pairs --pairs-out=)" $'rc=2\ndistenv-check: --pairs-out needs a folder name' "--pairs-out with no folder: exit 2"
+tap_is "$(usage --pairs --json-summary=x.json)" $'rc=2\ndistenv-check: --json-summary is the check\'s verdict: with --pairs, --pairs-out=DIR writes pairs.json' \
+	"--pairs --json-summary: exit 2, points to --pairs-out"
+
+# sim N PORT ARGS...: N pseudo-nodes on 127.0.0.1, rank r's output in $tmp/sim.r; sets RC0 (rank 0's) and RCMAX.
+sim() {
+	local n=$1 port=$2 r rc
+	shift 2
+	pids=()
+	for ((r = 0; r < n; r++)); do
+		env -i PATH="${SIM_PATH:-/usr/bin:/bin}" ${SIM_GNUPLOT:+DISTENV_GNUPLOT="$SIM_GNUPLOT"} DISTENV_SECRET="$secret" DISTENV_SIMULATED=1 DISTENV_SIMULATED_NODE=$r \
+			RANK=$r WORLD_SIZE="$n" MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" \
+			"$TIMEOUT" -k 5 60 "$CHECK" --pairs --timeout=20 "$@" >"$tmp/sim.$r" 2>&1 &
+		pids+=($!)
+	done
+	RCMAX=0
+	for ((r = 0; r < n; r++)); do
+		wait "${pids[$r]}"
+		rc=$?
+		((r == 0)) && RC0=$rc
+		((rc > RCMAX)) && RCMAX=$rc
+	done
+	pids=()
+}
+
+TIMEOUT=$(command -v timeout)
+port=$((24000 + RANDOM % 800))
+# The loopback is shared by all four: the figures say nothing here, the
+# threshold is set low so that only the plumbing is judged.
+sim 4 "$port" --pair-bytes=8M --pair-threshold=0.05 --pairs-out="$tmp/out"
+out=$(cat "$tmp/sim.0")
+if ((RC0 == 0 && RCMAX == 0)) && [[ $out == *"PASS pairs: 6 pairs of 4 nodes, none failed, no outlier"* ]] &&
+	[[ $(grep -c 'rank 0: pairs round [1-3]/3: 2 pairs, 0 failed' <<<"$out") == 3 ]]; then
+	tap_ok "4 simulated nodes: every rank exits 0, PASS, 6 pairs in 3 rounds of 2"
+else
+	tap_fail "4 simulated nodes (rank 0 exit $RC0, worst $RCMAX)" "$out" "$(cat "$tmp/sim.1")"
+fi
+if [[ -s $tmp/out/pairs.json && -s $tmp/out/pairs.csv && -s $tmp/out/pairs.png ]] &&
+	[[ $(wc -l <"$tmp/out/pairs.csv") == 7 ]] && [[ $(head -c 4 "$tmp/out/pairs.png" | od -An -c | tr -d ' ') == '211PNG' ]]; then
+	tap_ok "--pairs-out: pairs.json, pairs.csv (header + 6 pairs) and a PNG"
+else
+	tap_fail "--pairs-out files" "$(ls -la "$tmp/out" 2>&1)"
+fi
+# Two ranks per node: the node's first rank measures, the other follows
+# the rounds and exits with the job's verdict.
+pids=()
+for r in 0 1 2 3; do
+	env -i PATH=/usr/bin:/bin DISTENV_SECRET="$secret" DISTENV_SIMULATED=1 DISTENV_SIMULATED_NODE=$((r / 2)) \
+		RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$((port + 3))" \
+		"$TIMEOUT" -k 5 60 "$CHECK" --pairs --timeout=20 --pair-threshold=0.05 >"$tmp/two.$r" 2>&1 &
+	pids+=($!)
+done
+rcs=""
+for p in "${pids[@]}"; do
+	wait "$p"
+	rcs+="$? "
+done
+pids=()
+if [[ $rcs == "0 0 0 0 " ]] && grep -q "^PASS pairs: 1 pair of 2 nodes" "$tmp/two.0" &&
+	grep -q "rank 0: pairs round 1/1: 1 pair, 0 failed" "$tmp/two.0" && [[ ! -s $tmp/two.1 ]]; then
+	tap_ok "2 nodes x 2 ranks: one pair, measured by each node's first rank; every rank exits 0"
+else
+	tap_fail "2 nodes x 2 ranks (exit statuses $rcs)" "$(cat "$tmp/two.0" "$tmp/two.1")"
+fi
+# No gnuplot: said before anything is measured, by every rank.
+SIM_PATH=/nonexistent sim 2 "$((port + 1))" --pairs-out="$tmp/none"
+if ((RC0 == 1)) && grep -q -- "--pairs-out: pairs.png is drawn by gnuplot, and no gnuplot is on this node (not in PATH)" "$tmp/sim.1" &&
+	[[ -z $(ls -A "$tmp/none" 2>/dev/null) ]]; then
+	tap_ok "no gnuplot in PATH: every rank fails naming gnuplot, nothing written"
+else
+	tap_fail "no gnuplot (rank 0 exit $RC0)" "$(cat "$tmp/sim.0" "$tmp/sim.1")"
+fi
+SIM_GNUPLOT=/nonexistent/gnuplot sim 2 "$((port + 2))" --pairs-out="$tmp/none"
+if ((RC0 == 1)) && grep -q -- "no gnuplot is on this node (DISTENV_GNUPLOT is not executable)" "$tmp/sim.1"; then
+	tap_ok "DISTENV_GNUPLOT not executable: said so, by every rank"
+else
+	tap_fail "DISTENV_GNUPLOT not executable (rank 0 exit $RC0)" "$(cat "$tmp/sim.0" "$tmp/sim.1")"
+fi
+tap_done
