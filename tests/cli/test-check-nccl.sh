@@ -21,9 +21,15 @@ secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# free_port: a port nothing on this host listens on now.
+# free_port: a port nothing on this host listens on now. Bash's /dev/tcp
+# rather than Python: package build roots (make check in dh_auto_test) have
+# no python3.
 free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
 }
 
 # one [PREFIX...] -- ARGS...: rank 0 of a world of 1 on 127.0.0.1 run
@@ -51,9 +57,16 @@ else
 fi
 
 # --- where the libraries are here ---------------------------------------------
+# elf_machine FILE: the ELF e_machine field, so that libraries of another
+# architecture (an arm64 package built beside amd64 CUDA) count as absent.
+elf_machine() { od -An -j18 -N2 -tx1 "$1" 2>/dev/null | tr -d ' \n'; }
+machine=$(elf_machine "$CHECK")
+
 # The loader's cache and the directories configure baked in.
 libs=()
-while read -r f; do [ -e "$f" ] && libs+=("$(readlink -f "$f")"); done < <(
+while read -r f; do
+	[ -e "$f" ] && [ "$(elf_machine "$f")" = "$machine" ] && libs+=("$(readlink -f "$f")")
+done < <(
 	ldconfig -p 2>/dev/null | sed -n 's/^[[:space:]]*\(libnccl\.so\.2\|libcudart\.so\.[0-9.]*\) .* => //p'
 	sed -n 's/^#define DE_\(CUDA\|NCCL\)_LIBDIR "\(.*\)"$/\2/p' "$build/config.h" 2>/dev/null |
 		while read -r d; do ls "$d"/libnccl.so.2 "$d"/libcudart.so.[0-9]* 2>/dev/null; done)
