@@ -73,17 +73,31 @@ static void finding_line(const struct de_check *c, const struct de_finding *f)
 	}
 }
 
+/* A matrix's title and column names; row_head(): a row's name, starred
+ * when the verdict named that node. */
+static void col_heads(const struct de_check *c, const char *title)
+{
+	uint32_t j;
+
+	printf("\n%s\n%-14s", title, "");
+	for (j = 0; j < c->pairs->n; j++)
+		printf(" %7.7s", name(c, j));
+	printf("\n");
+}
+
+static void row_head(const struct de_check *c, uint32_t i)
+{
+	printf("%-12.12s %c", name(c, i), de_pairs_node_named(&c->pairs->v, i) ? '*' : ' ');
+}
+
 static void matrices(const struct de_check *c)
 {
 	const struct de_pairs_state *s = c->pairs;
 	uint32_t i, j;
 
-	printf("\nbandwidth GB/s, row -> column (* named above)\n%-14s", "");
-	for (j = 0; j < s->n; j++)
-		printf(" %7.7s", name(c, j));
-	printf("\n");
+	col_heads(c, "bandwidth GB/s, row -> column (* named above)");
 	for (i = 0; i < s->n; i++) {
-		printf("%-12.12s %c", name(c, i), de_pairs_node_named(&s->v, i) ? '*' : ' ');
+		row_head(c, i);
 		for (j = 0; j < s->n; j++) {
 			if (i == j)
 				printf(" %7s", "-");
@@ -94,12 +108,9 @@ static void matrices(const struct de_check *c)
 		}
 		printf("\n");
 	}
-	printf("\nlatency us, round trip of 16 bytes\n%-14s", "");
-	for (j = 0; j < s->n; j++)
-		printf(" %7.7s", name(c, j));
-	printf("\n");
+	col_heads(c, "latency us, round trip of 16 bytes");
 	for (i = 0; i < s->n; i++) {
-		printf("%-12.12s %c", name(c, i), de_pairs_node_named(&s->v, i) ? '*' : ' ');
+		row_head(c, i);
 		for (j = 0; j < s->n; j++) {
 			const struct de_pair_result *p = i == j ? NULL : res(c, i, j);
 

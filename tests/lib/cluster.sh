@@ -86,20 +86,10 @@ cluster_lock() {
 
 # cluster_release_of VERSION / cluster_slurm_of RELEASE: the Debian release
 # whose root carries that Slurm, and back (empty: none).
-cluster_release_of() {
-	case $1 in
-	22.05) echo bookworm ;;
-	24.11) echo trixie ;;
-	26.05) echo sid ;;
-	esac
-}
-cluster_slurm_of() {
-	case $1 in
-	bookworm) echo 22.05 ;;
-	trixie) echo 24.11 ;;
-	sid) echo 26.05 ;;
-	esac
-}
+# shellcheck source=scripts/releases.sh
+. "$DISTENV_SRCDIR/scripts/releases.sh"
+cluster_release_of() { release_of "$1" || true; }
+cluster_slurm_of() { slurm_of "$1" || true; }
 
 # cluster_scratch NAME: a scratch dir in $tmp (/tmp/distenv-test-NAME.*,
 # mode 0755: the tasks read it), removed at exit, and the cluster brought
