@@ -581,8 +581,6 @@ static int preflight(struct de_check *c, struct de_fail *f)
 	struct de_err e;
 	const char *spec, *how;
 
-	if (de_resolve(c->id.master, c->id.master_port, &c->net.master_addr, &e))
-		return de_fail_set(f, DE_D_MASTER_RESOLVE, "MASTER_ADDR: %s", e.msg);
 	if (name_loopback(c, c->id.nnodes, "", f))
 		return -1;
 	if (c->id.nodelist != NULL && !is_numeric_addr(c->id.master) &&
@@ -890,6 +888,36 @@ static void nccl_pairs_skip(struct de_check *c)
 }
 
 /* Rendezvous, probe, connect, collective(s): the run after the setup. */
+/* Everything a rank does alone before it meets rank 0. *tell is set
+ * once rank 0 can hear of a failure: we know who we are, can prove it,
+ * and know where rank 0 is. */
+static int setup(struct de_check *c, struct de_fail *f, int *tell)
+{
+	struct de_err e;
+
+	*tell = 0;
+	if (read_env(c, f))
+		return -1;
+	if (de_dtype_world_ok(c->o.dtype, c->id.world, &e) < 0)
+		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
+	if (de_auth_init(&c->auth, c->id.token, c->id.rank, c->o.insecure, f))
+		return -1;
+	if (de_resolve(c->id.master, c->id.master_port, &c->net.master_addr, &e))
+		return de_fail_set(f, DE_D_MASTER_RESOLVE, "MASTER_ADDR: %s", e.msg);
+	*tell = 1;
+	return choose_backend(c, f) || preflight(c, f) ? -1 : 0;
+}
+
+/* A rank that failed alone says so to rank 0, so the others hear it now
+ * instead of waiting out their timeout for a rank that will not come. */
+static void tell_rank0(struct de_check *c, const struct de_fail *f)
+{
+	if (c->id.rank != 0)
+		de_rdv_tell_failure(c, f);
+	else
+		de_rdv_server_doom(c, f); /* de_rdv_server_stop waits for it */
+}
+
 static int run(struct de_check *c, size_t count, struct de_fail *f)
 {
 	char report[2048];
@@ -898,10 +926,19 @@ static int run(struct de_check *c, size_t count, struct de_fail *f)
 	if (c->id.rank == 0) {
 		expect_hosts(c);
 		if ((c->be->root_prepare != NULL && c->be->root_prepare(c, f)) ||
-		    de_auth_session_new(&c->auth, f) || de_rdv_server_start(c, f))
+		    de_auth_session_new(&c->auth, f)) {
+			tell_rank0(c, f);
+			return -1;
+		}
+		if (de_rdv_server_start(c, f))
 			return -1;
 	}
-	if (de_acceptor_start(c, f) || de_rdv_join(c, f))
+	if (de_acceptor_start(c, f)) {
+		if (c->id.rank != 0)
+			tell_rank0(c, f);
+		return -1;
+	}
+	if (de_rdv_join(c, f))
 		return -1;
 	if (joined_checks(c, f))
 		return de_rdv_report_failure(c, f);
@@ -929,7 +966,7 @@ int main(int argc, char **argv)
 	struct de_err e;
 	size_t count;
 	int64_t t0;
-	int rc = 1;
+	int rc = 1, tell;
 
 	signal(SIGPIPE, SIG_IGN);
 	{
@@ -958,17 +995,20 @@ int main(int argc, char **argv)
 		nccl_pairs_skip(&c);
 		c.o.backend = DE_BACKEND_SOCKET;
 	}
-	if (read_env(&c, &f) || de_dtype_world_ok(c.o.dtype, c.id.world, &e) < 0 ||
-	    de_auth_init(&c.auth, c.id.token, c.id.rank, c.o.insecure, &f) ||
-	    choose_backend(&c, &f) || preflight(&c, &f)) {
+	if (setup(&c, &f, &tell)) {
 		if (f.diag == DE_OK)
-			de_fail_set(&f, DE_D_USAGE, "%s", e.msg);
+			de_fail_set(&f, DE_D_INTERNAL, "setup failed without a diagnosis");
 		de_report_fail(&c, &f);
 		/* A bad option or variable is a usage error (2); what the
 		 * environment shows about the network is a failed check (1). */
 		rc = f.diag == DE_D_USAGE || f.diag == DE_D_ENV || f.diag == DE_D_RANK_RANGE ||
 		     f.diag == DE_D_LOCAL_RANK || f.diag == DE_D_NODE_RANK ? 2 : 1;
 		write_summary(&c, &f, count, t0);
+		if (tell) {
+			tell_rank0(&c, &f);
+			if (c.id.rank == 0)
+				de_rdv_server_stop();
+		}
 		return rc;
 	}
 	c.nphases = 1 + (c.o.bench ? count_sizes(&c) : 1);

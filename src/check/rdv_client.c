@@ -80,22 +80,19 @@ static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
 	return -1;
 }
 
-int de_rdv_join(struct de_check *c, struct de_fail *f)
+/* Connects to rank 0 (retrying refusals: it may start after us) and
+ * takes its challenge; c->net.rdv_fd is the connection then. */
+static int meet(struct de_check *c, int64_t start, int64_t deadline,
+		uint8_t challenge[DE_NONCE_BYTES], struct de_fail *f)
 {
-	int64_t start = de_now_ms();
-	int64_t deadline = start + (int64_t)c->o.timeout_s * 1000;
 	enum de_conn last = DE_CONN_REFUSED;
 	int err_no = 0, fd = -1;
-	struct de_buf b = { 0 };
-	static struct de_hello h; /* large (auth buffer): not on the stack */
-	uint8_t challenge[DE_NONCE_BYTES];
 	struct de_err e;
 	enum de_msg type;
 	const uint8_t *frame;
 	size_t len;
 
-	/* Rank 0 may start after us: retry refusals until the deadline. A
-	 * dropped SYN waits out its attempt; that is the firewall case. */
+	/* A dropped SYN waits out its attempt; that is the firewall case. */
 retry:
 	while (de_now_ms() < deadline) {
 		int64_t attempt = de_now_ms() + 5000;
@@ -142,34 +139,68 @@ retry:
 		return de_fail_set(f, DE_D_INTERNAL,
 				   "MASTER_ADDR=%s:%u did not speak distenv's protocol (got %s first)",
 				   c->id.master, c->id.master_port, de_msg_name(type));
-	memset(&h, 0, sizeof(h));
-	snprintf(h.token, sizeof(h.token), "%s", c->id.token);
-	h.rank = c->id.rank;
-	h.world = c->id.world;
+	return 0;
+}
+
+/* Our HELLO, proved for rank 0's challenge; why non-NULL: this rank
+ * failed before it could join, and says so instead. */
+static int send_hello(struct de_check *c, const uint8_t challenge[DE_NONCE_BYTES],
+		      struct de_hello *h, const struct de_fail *why, int64_t deadline,
+		      struct de_fail *f)
+{
+	struct de_buf b = { 0 };
+	struct de_err e;
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->token, sizeof(h->token), "%s", c->id.token);
+	h->rank = c->id.rank;
+	h->world = c->id.world;
 	/* What the environment said, DE_UNSET where it said nothing: rank 0
 	 * checks the layout as a whole (world.c). */
-	h.local_rank = c->id.have_local_rank ? c->id.local_rank : DE_UNSET;
-	h.local_world = c->id.have_local_world ? c->id.local_world : DE_UNSET;
-	h.node_rank = c->id.have_node_rank ? c->id.node_rank : DE_UNSET;
-	h.pid = (uint32_t)getpid();
-	h.backend = (uint8_t)c->be->id;
-	h.port = de_addr_port(&c->net.data_addr);
-	snprintf(h.host, sizeof(h.host), "%s", c->id.host);
-	de_addr_str(&c->net.data_addr, h.addr, sizeof(h.addr));
-	snprintf(h.iface, sizeof(h.iface), "%s", c->net.iface);
-	snprintf(h.params, sizeof(h.params), "%s", c->id.params);
-	if (de_auth_hello_make(&c->auth, challenge, &h, f))
+	h->local_rank = c->id.have_local_rank ? c->id.local_rank : DE_UNSET;
+	h->local_world = c->id.have_local_world ? c->id.local_world : DE_UNSET;
+	h->node_rank = c->id.have_node_rank ? c->id.node_rank : DE_UNSET;
+	h->pid = (uint32_t)getpid();
+	h->backend = c->be != NULL ? (uint8_t)c->be->id : 0;
+	h->port = de_addr_port(&c->net.data_addr);
+	snprintf(h->host, sizeof(h->host), "%s", c->id.host);
+	if (c->net.data_addr.len > 0)
+		de_addr_str(&c->net.data_addr, h->addr, sizeof(h->addr));
+	snprintf(h->iface, sizeof(h->iface), "%s", c->net.iface);
+	snprintf(h->params, sizeof(h->params), "%s", c->id.params);
+	if (why != NULL) {
+		h->failed = (uint16_t)why->diag;
+		snprintf(h->why, sizeof(h->why), "%.*s", (int)DE_PROTO_MAX_WHY, why->msg);
+	}
+	if (de_auth_hello_make(&c->auth, challenge, h, f))
 		return -1;
-	if (de_enc_hello(&b, &h, &e)) {
+	if (de_enc_hello(&b, h, &e)) {
 		de_buf_free(&b);
 		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
 	}
-	if (de_send_all(fd, b.data, b.len, deadline)) {
+	if (de_send_all(c->net.rdv_fd, b.data, b.len, deadline)) {
 		de_buf_free(&b);
 		return de_fail_set(f, DE_D_PEER_LOST, "sending HELLO to rank 0: %s",
 				   strerror(errno));
 	}
 	de_buf_free(&b);
+	return 0;
+}
+
+int de_rdv_join(struct de_check *c, struct de_fail *f)
+{
+	int64_t start = de_now_ms();
+	int64_t deadline = start + (int64_t)c->o.timeout_s * 1000;
+	static struct de_hello h; /* large (auth buffer): not on the stack */
+	uint8_t challenge[DE_NONCE_BYTES];
+	struct de_err e;
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+
+	if (meet(c, start, deadline, challenge, f) ||
+	    send_hello(c, challenge, &h, NULL, deadline, f))
+		return -1;
 	/* Rank 0 answers by its own deadline (missing ranks); allow for it. */
 	if (wait_frame(c, start, deadline + 5000, &type, &frame, &len, f))
 		return -1;
@@ -207,6 +238,34 @@ retry:
 				   c->peers.world, c->id.world);
 	c->net.rdv_ms = (double)(de_now_ms() - start);
 	return 0;
+}
+
+/* Rank 0 needs only to hear it: a short bound, as this rank's own
+ * verdict is already out. */
+#define TELL_MS 10000
+
+void de_rdv_tell_failure(struct de_check *c, const struct de_fail *mine)
+{
+	static struct de_hello h;
+	uint8_t challenge[DE_NONCE_BYTES];
+	int64_t start = de_now_ms();
+	int64_t deadline = start + ((int64_t)c->o.timeout_s * 1000 < TELL_MS ?
+				    (int64_t)c->o.timeout_s * 1000 : TELL_MS);
+	struct de_fail f;
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+
+	memset(&f, 0, sizeof(f));
+	/* Rank 0's ABORT says it heard; whatever happens, we are done. */
+	if (meet(c, start, deadline, challenge, &f) == 0 &&
+	    send_hello(c, challenge, &h, mine, deadline, &f) == 0)
+		wait_frame(c, start, de_now_ms() + 2000, &type, &frame, &len, &f);
+	if (c->net.rdv_fd >= 0) {
+		close(c->net.rdv_fd);
+		c->net.rdv_fd = -1;
+	}
+	de_rbuf_free(&c->net.rdv_rb);
 }
 
 int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,

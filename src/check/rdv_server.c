@@ -55,6 +55,12 @@ static struct {
 	struct conn *extra; /* a rejected claimant who should hear why too */
 	uint32_t *node, nodes; /* rank -> node index, once the world is whole */
 	unsigned rejected;  /* connections refused for authentication */
+	/* The verdict, kept to tell ranks that come after it (see linger). */
+	int have_verdict;
+	struct de_text verdict;
+	uint8_t *told; /* by rank: heard the verdict */
+	uint32_t ntold;
+	int64_t gather_deadline;
 } S;
 
 static void untrack(struct conn *k);
@@ -91,6 +97,14 @@ static void send_text(struct conn *k, enum de_msg type, enum de_diag code,
 	de_buf_free(&b);
 }
 
+static void mark_told(uint32_t rank)
+{
+	if (rank < S.c->id.world && !S.told[rank]) {
+		S.told[rank] = 1;
+		S.ntold++;
+	}
+}
+
 /* Ends the job for everyone with one diagnosis. */
 static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -103,11 +117,21 @@ static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	if (!S.have_verdict) {
+		S.have_verdict = 1;
+		S.verdict.code = (uint16_t)d;
+		S.verdict.rank = about;
+		snprintf(S.verdict.text, sizeof(S.verdict.text), "%s", text);
+	}
 	for (i = 0; i < S.c->id.world; i++)
-		if (S.byrank[i] != NULL)
+		if (S.byrank[i] != NULL) {
 			send_text(S.byrank[i], DE_MSG_ABORT, d, about, text);
-	if (S.extra != NULL)
+			mark_told(i);
+		}
+	if (S.extra != NULL) {
 		send_text(S.extra, DE_MSG_ABORT, d, about, text);
+		mark_told(S.extra->h.rank);
+	}
 	S.done = 1;
 }
 
@@ -384,6 +408,15 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 	}
 	/* From here on the sender is a rank of this job: a disagreement is
 	 * the job's problem, reported to everyone. */
+	if (h->failed != DE_OK) {
+		/* It failed before it could join: nobody waits for it. */
+		k->rank = -2;
+		k->h = *h;
+		S.extra = k;
+		srv_abort(h->failed < DE_D_COUNT ? (enum de_diag)h->failed : DE_D_INTERNAL, h->rank,
+			  "rank %u on %s failed before it could join: %s", h->rank, h->host, h->why);
+		return 0;
+	}
 	k->rank = h->rank < S.c->id.world ? h->rank : 0;
 	k->h = *h;
 	S.npending--;
@@ -790,6 +823,75 @@ static void untrack(struct conn *k)
 			pending_list[i] = NULL;
 }
 
+/* After a verdict reached while ranks were still arriving, those that
+ * come later hear it too (instead of waiting out their own timeout on a
+ * port nobody serves): each that proves it is a rank of this job gets
+ * the ABORT, until every rank heard it or the gathering's deadline. */
+static void linger_readable(struct conn *k)
+{
+	enum de_msg type;
+	const uint8_t *frame;
+	size_t len;
+	struct de_err e;
+	int rc = de_rbuf_fill(k->fd, &k->rb, DE_PROTO_MAX_SMALL, &type, &frame, &len, &e);
+	struct de_hello h;
+
+	if (rc == 0)
+		return;
+	if (rc == 1 && k->rank == -1 && type == DE_MSG_HELLO && de_dec_hello(frame, len, &h, &e) == 0) {
+		if (strcmp(h.token, S.c->id.token) != 0) {
+			send_text(k, DE_MSG_REJECT, DE_D_USAGE, h.rank,
+				  "this rendezvous belongs to another job");
+		} else if (de_auth_hello_check(&S.c->auth, k->nonce, &h, &e)) {
+			de_log("rank 0", "rejected %s (claims rank %u on %s): %s", k->from, h.rank,
+			       h.host, e.msg);
+			send_text(k, DE_MSG_REJECT, DE_D_AUTH, h.rank, e.msg);
+		} else {
+			send_text(k, DE_MSG_ABORT, (enum de_diag)S.verdict.code, S.verdict.rank,
+				  S.verdict.text);
+			mark_told(h.rank);
+		}
+	}
+	conn_close(k);
+}
+
+static void linger(void)
+{
+	struct epoll_event evs[64];
+	char list[1200];
+	uint32_t i, n = 0;
+	size_t off = 0;
+
+	while (S.ntold < S.c->id.world && de_now_ms() < S.gather_deadline) {
+		int64_t wait = S.gather_deadline - de_now_ms();
+		int j, m = epoll_wait(S.efd, evs, 64, wait > 200 ? 200 : (int)wait);
+
+		for (j = 0; j < m; j++) {
+			struct conn *k = evs[j].data.ptr;
+
+			if (k == NULL) {
+				on_accept();
+			} else if (k == (struct conn *)&S.wake) {
+				uint64_t v;
+
+				/* Rank 0's main is done; we are not yet. */
+				if (read(S.wake, &v, sizeof(v)) < 0)
+					v = 0;
+			} else {
+				linger_readable(k);
+			}
+		}
+		sweep_silent();
+	}
+	if (S.ntold >= S.c->id.world)
+		return;
+	for (i = 0; i < S.c->id.world; i++)
+		if (!S.told[i] && n++ < 12 && off + 16 < sizeof(list))
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u", off ? ", " : "", i);
+	de_log("rank 0", "the verdict reached %u of %u ranks: rank%s %s%s never came to hear it",
+	       S.ntold, S.c->id.world, n == 1 ? "" : "s", list, n > 12 ? ", ..." : "");
+}
+
 static void *srv_main(void *arg)
 {
 	struct epoll_event evs[64];
@@ -798,7 +900,7 @@ static void *srv_main(void *arg)
 
 	(void)arg;
 	S.since = de_now_ms();
-	S.deadline = S.since + (int64_t)S.c->o.timeout_s * 1000;
+	S.deadline = S.gather_deadline = S.since + (int64_t)S.c->o.timeout_s * 1000;
 	next_progress = S.since + PROGRESS_MS;
 	while (!S.done) {
 		int64_t wait = S.deadline - de_now_ms();
@@ -849,6 +951,8 @@ static void *srv_main(void *arg)
 			untrack(k);
 			conn_close(k);
 		}
+	if (S.have_verdict)
+		linger();
 	for (i = 0; i < (uint32_t)max_pending; i++)
 		if (pending_list[i] != NULL) {
 			struct conn *k = pending_list[i];
@@ -860,7 +964,21 @@ static void *srv_main(void *arg)
 	return NULL;
 }
 
+static int server_start(struct de_check *c, const struct de_fail *doom, struct de_fail *f);
+
 int de_rdv_server_start(struct de_check *c, struct de_fail *f)
+{
+	return server_start(c, NULL, f);
+}
+
+int de_rdv_server_doom(struct de_check *c, const struct de_fail *mine)
+{
+	struct de_fail f;
+
+	return server_start(c, mine, &f);
+}
+
+static int server_start(struct de_check *c, const struct de_fail *doom, struct de_fail *f)
 {
 	struct de_addr any;
 	struct epoll_event ev;
@@ -870,10 +988,19 @@ int de_rdv_server_start(struct de_check *c, struct de_fail *f)
 	S.c = c;
 	S.phase = -1;
 	S.byrank = calloc(c->id.world, sizeof(*S.byrank));
+	S.told = calloc(c->id.world, 1);
 	max_pending = (int)c->id.world + EXTRA_PENDING;
 	pending_list = calloc((size_t)max_pending, sizeof(*pending_list));
-	if (S.byrank == NULL || pending_list == NULL)
+	if (S.byrank == NULL || pending_list == NULL || S.told == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
+	if (doom != NULL) {
+		/* Rank 0 failed before it could join: serve only its verdict. */
+		S.have_verdict = S.done = 1;
+		S.verdict.code = (uint16_t)doom->diag;
+		snprintf(S.verdict.text, sizeof(S.verdict.text),
+			 "rank 0 on %s failed before it could join: %s", c->id.host, doom->msg);
+		mark_told(0);
+	}
 	/* All interfaces, as torch's TCPStore: MASTER_ADDR names this host
 	 * as the others see it, which need not be an address we can bind. */
 	memset(&any, 0, sizeof(any));
@@ -882,7 +1009,15 @@ int de_rdv_server_start(struct de_check *c, struct de_fail *f)
 	de_addr_set_port(&any, c->id.master_port);
 	S.lfd = de_listen(&any, 4096, &e);
 	if (S.lfd < 0) {
+		int err_no = errno;
+
 		free(S.byrank);
+		free(S.told);
+		free(pending_list);
+		S.byrank = NULL;
+		S.told = NULL;
+		pending_list = NULL;
+		errno = err_no;
 		if (errno == EADDRINUSE)
 			return de_fail_set(f, DE_D_PORT_IN_USE,
 					   "rank 0 cannot listen on MASTER_PORT=%u on %s: already in use",
@@ -918,6 +1053,7 @@ void de_rdv_server_stop(void)
 	close(S.wake);
 	close(S.efd);
 	free(S.byrank);
+	free(S.told);
 	free(S.node);
 	free(pending_list);
 	pending_list = NULL;

@@ -10,10 +10,18 @@
 
 /* rdv_server.c, rank 0 only: serve until the last phase or a verdict. */
 int de_rdv_server_start(struct de_check *c, struct de_fail *f);
+/* Rank 0 failed before it could join (mine says why): serve only that
+ * verdict, to every rank that comes, until all heard it or the timeout;
+ * de_rdv_server_stop waits for that. */
+int de_rdv_server_doom(struct de_check *c, const struct de_fail *mine);
 void de_rdv_server_stop(void);
 
 /* rdv_client.c */
 int de_rdv_join(struct de_check *c, struct de_fail *f);
+/* This rank failed before it could join (mine says why): tell rank 0,
+ * which ends the job with it now rather than at its timeout. Bounded by
+ * a few seconds; nothing is returned, our own verdict stands. */
+void de_rdv_tell_failure(struct de_check *c, const struct de_fail *mine);
 /* One phase: tell rank 0 how it went here; returns 0 on GO (text in
  * go_text), -1 with f set to the job's diagnosis on ABORT. */
 int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,

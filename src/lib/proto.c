@@ -119,6 +119,9 @@ int de_enc_hello(struct de_buf *b, const struct de_hello *h, struct de_err *err)
 	    put_str(b, "interface", h->iface, DE_PROTO_MAX_STR, err) ||
 	    put_str(b, "parameters", h->params, DE_PROTO_MAX_STR, err))
 		goto fail;
+	put_u16(b, h->failed);
+	if (put_str(b, "failure", h->why, DE_PROTO_MAX_WHY, err))
+		goto fail;
 	put(b, h->nonce, DE_NONCE_BYTES);
 	if (put_str(b, "authenticator", h->auth, DE_PROTO_MAX_AUTH, err))
 		goto fail;
@@ -364,6 +367,8 @@ int de_dec_hello(const uint8_t *frame, size_t len, struct de_hello *h,
 	get_str(&r, h->addr, DE_PROTO_MAX_STR);
 	get_str(&r, h->iface, DE_PROTO_MAX_STR);
 	get_str(&r, h->params, DE_PROTO_MAX_STR);
+	h->failed = get_u16(&r);
+	get_str(&r, h->why, DE_PROTO_MAX_WHY);
 	get(&r, h->nonce, DE_NONCE_BYTES);
 	get_str(&r, h->auth, DE_PROTO_MAX_AUTH);
 	return close_frame(&r, DE_MSG_HELLO, err);

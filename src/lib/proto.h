@@ -15,7 +15,8 @@
 #include "err.h"
 
 #define DE_PROTO_MAGIC 0x44454E56u /* "DENV" */
-#define DE_PROTO_VERSION 1
+/* 2: HELLO carries a failure (a rank that failed before it could join). */
+#define DE_PROTO_VERSION 2
 #define DE_PROTO_HDR 12
 /* What a peer may send to rank 0: small. Only rank 0's peer table, read
  * by ranks that already trust MASTER_ADDR, may be large. */
@@ -23,6 +24,9 @@
 #define DE_PROTO_MAX_PEERS (64u << 20)
 #define DE_PROTO_MAX_STR 255u
 #define DE_PROTO_MAX_TOKEN 128u
+/* A failed rank's own account in its HELLO; the largest HELLO (MUNGE
+ * credential included) stays within DE_PROTO_MAX_SMALL. */
+#define DE_PROTO_MAX_WHY 512u
 #define DE_PROTO_MAX_WORLD (1u << 20)
 #define DE_NCCL_ID_BYTES 128u
 #define DE_NONCE_BYTES 16u
@@ -51,6 +55,10 @@ struct de_hello {
 	char addr[DE_PROTO_MAX_STR + 1]; /* data listener address (numeric) */
 	char iface[DE_PROTO_MAX_STR + 1];
 	char params[DE_PROTO_MAX_STR + 1]; /* collective parameters: all ranks must agree */
+	/* Non-zero: this rank failed before it could join (a diagnosis code)
+	 * and why says how; rank 0 ends the job with it at once. */
+	uint16_t failed;
+	char why[DE_PROTO_MAX_WHY + 1];
 	uint8_t nonce[DE_NONCE_BYTES];     /* ours: rank 0's answer is bound to it */
 	char auth[DE_PROTO_MAX_AUTH + 1];  /* proof over token, rank, both nonces */
 };

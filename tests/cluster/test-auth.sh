@@ -140,8 +140,9 @@ def cred(token, rank, nonce_s, nonce_c):
 def hello(token, rank, nonce_c, auth):
     body = (s(token) + struct.pack(">IIIIIIBH", rank, 2, 0, 1, 1, 4242, 1, 1)
             + s(b"intruder") + s(b"10.77.0.1") + s(b"eth0")
-            + s(b"check float32 count=262147 sizes=0:0*0 iters=0 warmup=0") + nonce_c + s(auth))
-    return b"DENV" + struct.pack(">HHI", 1, 1, len(body)) + body
+            + s(b"check float32 count=262147 sizes=0:0*0 iters=0 warmup=0")
+            + struct.pack(">H", 0) + s(b"") + nonce_c + s(auth))  # not failed, no reason
+    return b"DENV" + struct.pack(">HHI", 2, 1, len(body)) + body  # protocol 2
 def answer(c):  # the type of rank 0's first frame, or how the line ended
     c.settimeout(5)
     try: h = c.recv(12)
@@ -213,7 +214,7 @@ c = socket.create_connection(("10.77.0.12", port), timeout=3)
 hdr = c.recv(12); c.recv(struct.unpack(">I", hdr[8:12])[0])
 tok = ("slurm:%s.0" % jobid).encode()
 body = struct.pack(">H", len(tok)) + tok + struct.pack(">IB", 0, 2) + bytes(32)
-c.sendall(b"DENV" + struct.pack(">HHI", 1, 7, len(body)) + body + b"\x7f" * 65536)
+c.sendall(b"DENV" + struct.pack(">HHI", 2, 7, len(body)) + body + b"\x7f" * 65536)  # protocol 2
 try:
     print("answer:", c.recv(100))
 except OSError as e:

@@ -57,6 +57,11 @@ tap_like "$(dpkg-deb -c "$plugin" 2>&1)" "\./usr/lib/aarch64-linux-gnu/slurm-wlm
 tap_like "$(dpkg-deb -f "$plugin" Depends 2>&1)" "slurm-wlm-basic-plugins \(>= 22\.05~\)" \
 	"the plugin depends on bookworm's Slurm 22.05"
 
+# build-deb reads the root's path from roots --make's stdout: that line
+# alone (making it, when it was not cached, is told on stderr).
+out=$("$DISTENV_SRCDIR/scripts/distenv-cluster" roots --make 22.05 --arch arm64 2>/dev/null)
+tap_is "$out" "$CACHE/roots/bookworm-arm64" "roots --make 22.05 --arch arm64 prints the root's path and nothing else on stdout"
+
 # The unit tests ran in the build, under emulation, and none failed.
 log=$tmp/dist/build-arm64.log
 tap_like "$(grep -E '^# (TOTAL|FAIL):' "$log" 2>&1 | sort -u | tr '\n' ' ')" "^# FAIL: +0 # TOTAL: +[1-9]" \

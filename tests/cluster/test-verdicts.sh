@@ -175,6 +175,45 @@ out=$(hand node1 0 2 24820 --timeout=7 2>&1) && rc=0 || rc=$?
 tap_like "$out" "distenv-check: rank 0: 5 s: 1 of 2 ranks joined; waiting for rank 1" \
 	"a long wait: rank 0 names the rank it still waits for, every 5 s"
 
+# A rank that fails alone before it can join tells rank 0, which ends the
+# job for everyone at once (it used to wait out --timeout, then say
+# missing-ranks). Under srun: rank 1 on node2 names an interface it lacks.
+start=$SECONDS
+out=$(cx srun -N2 -n2 bash -c 'if [ "$SLURM_PROCID" = 1 ]; then export GLOO_SOCKET_IFNAME=nosuch0; fi; exec "$0" --timeout=30' "$CHECK" 2>&1) && rc=0 || rc=$?
+took=$((SECONDS - start))
+if [ "$rc" -ne 0 ] && ((took < 15)) &&
+	[[ $out == *"[rank 0/2] node=node1 FAIL usage: rank 1 on node2 failed before it could join: GLOO_SOCKET_IFNAME=nosuch0: no up interface"* ]] &&
+	[[ $out == *"[rank 1/2] node=node2 FAIL usage: GLOO_SOCKET_IFNAME=nosuch0"* ]] && [[ $out != *missing-ranks* ]]; then
+	tap_ok "srun: rank 1 fails before joining; rank 0 names it and its reason in ${took}s (--timeout=30)"
+else
+	tap_fail "a rank failing before it joins -> rank 0 says so at once (rc=$rc, ${took}s)" "$out"
+fi
+
+# By hand: rank 0 itself fails first; rank 1 comes 2 s later and still
+# hears why (rank 0 serves its verdict to late-comers), as does rank 2.
+start=$(date +%s.%N)
+nx node1 env -i PATH=/usr/bin:/bin DISTENV_SECRET="$secret" GLOO_SOCKET_IFNAME=nosuch0 RANK=0 WORLD_SIZE=3 \
+	MASTER_ADDR=node1 MASTER_PORT=24822 "$CHECK" --timeout=30 >"$tmp/early.0" 2>&1 &
+p0=$!
+hand node2 2 3 24822 --timeout=30 >"$tmp/early.2" 2>&1 &
+p2=$!
+sleep 2
+hand node2 1 3 24822 --timeout=30 >"$tmp/early.1" 2>&1
+rc1=$?
+wait "$p2"
+rc2=$?
+wait "$p0"
+rc0=$?
+took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+out=$(cat "$tmp/early.0" "$tmp/early.1" "$tmp/early.2")
+if [ "$rc0 $rc1 $rc2" = "2 1 1" ] && awk -v t="$took" 'BEGIN { exit !(t < 12) }' &&
+	[[ $(cat "$tmp/early.1") == *"[rank 1/3] node=node2 FAIL usage: rank 0 on node1 failed before it could join: GLOO_SOCKET_IFNAME=nosuch0"* ]] &&
+	[[ $(cat "$tmp/early.2") == *"[rank 2/3] node=node2 FAIL usage: rank 0 on node1 failed before it could join"* ]]; then
+	tap_ok "by hand: rank 0 fails before joining; ranks 1 (2 s late) and 2 hear why; all done in ${took}s (--timeout=30)"
+else
+	tap_fail "rank 0 failing before it joins -> every rank hears it (exits $rc0 $rc1 $rc2, ${took}s)" "$out"
+fi
+
 # GLOO_SOCKET_IFNAME as PyTorch reads it: a comma list, every name must exist.
 out=$(env -i PATH=/usr/bin:/bin DISTENV_SECRET="$secret" GLOO_SOCKET_IFNAME=lo RANK=0 WORLD_SIZE=1 \
 	MASTER_ADDR=127.0.0.1 MASTER_PORT=24821 "$CHECK" --quiet 2>&1) && rc=0 || rc=$?

@@ -89,6 +89,8 @@ int main(int argc, char **argv)
 	fill(h.addr, DE_PROTO_MAX_STR, 'a');
 	fill(h.iface, DE_PROTO_MAX_STR, 'i');
 	fill(h.params, DE_PROTO_MAX_STR, 'p');
+	fill(h.why, DE_PROTO_MAX_WHY, 'w');
+	h.failed = 0xffff;
 	h.rank = h.world = h.local_rank = h.local_world = h.node_rank = h.pid = 0xffffffffu;
 	h.backend = 0xff;
 	h.port = 0xffff;

@@ -24,6 +24,8 @@ static struct de_hello sample_hello(void)
 	strcpy(h.addr, "10.77.0.12");
 	strcpy(h.iface, "eth0");
 	strcpy(h.params, "check float32 count=5");
+	h.failed = 7;
+	strcpy(h.why, "GLOO_SOCKET_IFNAME=eth9: no such interface");
 	return h;
 }
 
@@ -73,7 +75,7 @@ int main(void)
 	ok(de_frame_check((const uint8_t *)"DX", 2, DE_PROTO_MAX_SMALL, &type, &flen, &e) == -1,
 	   "second byte wrong: rejected without waiting");
 	{
-		uint8_t hdr[12] = { 'D', 'E', 'N', 'V', 0, 1, 0, 1, 0x7f, 0xff, 0xff, 0xff };
+		uint8_t hdr[12] = { 'D', 'E', 'N', 'V', 0, DE_PROTO_VERSION, 0, 1, 0x7f, 0xff, 0xff, 0xff };
 
 		ok(de_frame_check(hdr, 12, DE_PROTO_MAX_SMALL, &type, &flen, &e) == -1,
 		   "oversized length rejected from the header alone");
@@ -190,6 +192,25 @@ int main(void)
 		x.token[DE_PROTO_MAX_TOKEN] = 'x';
 		x.token[DE_PROTO_MAX_TOKEN + 1 - 1] = '\0';
 		ok(de_enc_hello(&b, &x, &e) == 0, "token at the limit encodes");
+		de_buf_free(&b);
+	}
+	/* The largest HELLO a rank can make still passes rank 0's limit. */
+	{
+		static struct de_hello x;
+
+		memset(&x, 0, sizeof(x));
+		memset(x.token, 't', DE_PROTO_MAX_TOKEN);
+		memset(x.host, 'h', DE_PROTO_MAX_STR);
+		memset(x.addr, 'a', DE_PROTO_MAX_STR);
+		memset(x.iface, 'i', DE_PROTO_MAX_STR);
+		memset(x.params, 'p', DE_PROTO_MAX_STR);
+		memset(x.why, 'w', DE_PROTO_MAX_WHY);
+		memset(x.auth, 'A', DE_PROTO_MAX_AUTH);
+		x.failed = 0xffff;
+		ok(de_enc_hello(&b, &x, &e) == 0 &&
+		   de_frame_check(b.data, b.len, DE_PROTO_MAX_SMALL, &type, &flen, &e) == 1 &&
+		   de_dec_hello(b.data, b.len, &h2, &e) == 0 && memcmp(&x, &h2, sizeof(x)) == 0,
+		   "the longest HELLO (failure and largest credential) fits DE_PROTO_MAX_SMALL");
 		de_buf_free(&b);
 	}
 	is_str(de_msg_name(DE_MSG_PEERS), "PEERS", "message names");
