@@ -258,6 +258,26 @@ verdict "a rank of another job: turned away, exit 1, no report" \
 	"$(seen grep -q 'this rendezvous belongs to another job' "$tmp/foreign.1")" \
 	"$RCS" "1 1" "$tmp/foreign.0" "$tmp/foreign.1"
 
+# A rank that fails before it can join tells rank 0 (a HELLO with its
+# diagnosis); when rank 0 is the one, it serves its verdict to the others.
+# Everyone is done long before --timeout, no report.
+pick_port
+start_rank early "$CHECK" 3 2 --timeout=30
+GLOO_SOCKET_IFNAME=nosuch0 start_rank early "$CHECK" 3 1 --timeout=30
+start_rank early "$CHECK" 3 0 --timeout=30
+wait_ranks
+verdict "rank 1 fails before joining: ranks 0 and 2 stop on its diagnosis, no report" \
+	"$(seen test "$(grep -l 'FAIL usage: rank 1 on .* failed before it could join: GLOO_SOCKET_IFNAME=nosuch0' "$tmp"/early.0 "$tmp"/early.2 | wc -l)" = 2)" \
+	"$RCS" "1 2 1" "$tmp"/early.*
+pick_port
+start_rank early0 "$CHECK" 3 2 --timeout=30
+start_rank early0 "$CHECK" 3 1 --timeout=30
+GLOO_SOCKET_IFNAME=nosuch0 start_rank early0 "$CHECK" 3 0 --timeout=30
+wait_ranks
+verdict "rank 0 fails before joining: it tells ranks 1 and 2, no report" \
+	"$(seen test "$(grep -l 'FAIL usage: rank 0 on .* failed before it could join: GLOO_SOCKET_IFNAME=nosuch0' "$tmp"/early0.1 "$tmp"/early0.2 | wc -l)" = 2)" \
+	"$RCS" "2 1 1" "$tmp"/early0.*
+
 # --- valgrind on the normal build ------------------------------------------------
 # (the unit tests under valgrind: tests/unit/valgrind.sh)
 NCHECK=$build/src/distenv-check
