@@ -887,7 +887,6 @@ static void nccl_pairs_skip(struct de_check *c)
 #endif
 }
 
-/* Rendezvous, probe, connect, collective(s): the run after the setup. */
 /* Everything a rank does alone before it meets rank 0. *tell is set
  * once rank 0 can hear of a failure: we know who we are, can prove it,
  * and know where rank 0 is. */
@@ -905,7 +904,15 @@ static int setup(struct de_check *c, struct de_fail *f, int *tell)
 	if (de_resolve(c->id.master, c->id.master_port, &c->net.master_addr, &e))
 		return de_fail_set(f, DE_D_MASTER_RESOLVE, "MASTER_ADDR: %s", e.msg);
 	*tell = 1;
-	return choose_backend(c, f) || preflight(c, f) ? -1 : 0;
+	if (choose_backend(c, f) || preflight(c, f) || de_acceptor_start(c, f))
+		return -1;
+	if (c->id.rank == 0) {
+		expect_hosts(c);
+		if ((c->be->root_prepare != NULL && c->be->root_prepare(c, f)) ||
+		    de_auth_session_new(&c->auth, f))
+			return -1;
+	}
+	return 0;
 }
 
 /* A rank that failed alone says so to rank 0, so the others hear it now
@@ -918,27 +925,13 @@ static void tell_rank0(struct de_check *c, const struct de_fail *f)
 		de_rdv_server_doom(c, f); /* de_rdv_server_stop waits for it */
 }
 
+/* Rendezvous, probe, connect, collective(s): the run after the setup. */
 static int run(struct de_check *c, size_t count, struct de_fail *f)
 {
 	char report[2048];
 	int64_t t;
 
-	if (c->id.rank == 0) {
-		expect_hosts(c);
-		if ((c->be->root_prepare != NULL && c->be->root_prepare(c, f)) ||
-		    de_auth_session_new(&c->auth, f)) {
-			tell_rank0(c, f);
-			return -1;
-		}
-		if (de_rdv_server_start(c, f))
-			return -1;
-	}
-	if (de_acceptor_start(c, f)) {
-		if (c->id.rank != 0)
-			tell_rank0(c, f);
-		return -1;
-	}
-	if (de_rdv_join(c, f))
+	if ((c->id.rank == 0 && de_rdv_server_start(c, f)) || de_rdv_join(c, f))
 		return -1;
 	if (joined_checks(c, f))
 		return de_rdv_report_failure(c, f);
@@ -996,8 +989,6 @@ int main(int argc, char **argv)
 		c.o.backend = DE_BACKEND_SOCKET;
 	}
 	if (setup(&c, &f, &tell)) {
-		if (f.diag == DE_OK)
-			de_fail_set(&f, DE_D_INTERNAL, "setup failed without a diagnosis");
 		de_report_fail(&c, &f);
 		/* A bad option or variable is a usage error (2); what the
 		 * environment shows about the network is a failed check (1). */
@@ -1009,6 +1000,7 @@ int main(int argc, char **argv)
 			if (c.id.rank == 0)
 				de_rdv_server_stop();
 		}
+		de_acceptor_stop(&c);
 		return rc;
 	}
 	c.nphases = 1 + (c.o.bench ? count_sizes(&c) : 1);

@@ -164,8 +164,7 @@ static int send_hello(struct de_check *c, const uint8_t challenge[DE_NONCE_BYTES
 	h->backend = c->be != NULL ? (uint8_t)c->be->id : 0;
 	h->port = de_addr_port(&c->net.data_addr);
 	snprintf(h->host, sizeof(h->host), "%s", c->id.host);
-	if (c->net.data_addr.len > 0)
-		de_addr_str(&c->net.data_addr, h->addr, sizeof(h->addr));
+	de_addr_str(&c->net.data_addr, h->addr, sizeof(h->addr));
 	snprintf(h->iface, sizeof(h->iface), "%s", c->net.iface);
 	snprintf(h->params, sizeof(h->params), "%s", c->id.params);
 	if (why != NULL) {

@@ -105,24 +105,27 @@ static void mark_told(uint32_t rank)
 	}
 }
 
+/* The job's verdict, kept to tell the ranks that come after it. */
+static void keep_verdict(enum de_diag d, uint32_t about, const char *text)
+{
+	if (S.have_verdict)
+		return;
+	S.have_verdict = 1;
+	S.verdict.code = (uint16_t)d;
+	S.verdict.rank = about;
+	snprintf(S.verdict.text, sizeof(S.verdict.text), "%s", text);
+}
+
 /* Ends the job for everyone with one diagnosis. */
-static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
+static void srv_vabort(enum de_diag d, uint32_t about, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void srv_vabort(enum de_diag d, uint32_t about, const char *fmt, va_list ap)
 {
 	char text[sizeof(((struct de_text *)0)->text)];
-	va_list ap;
 	uint32_t i;
 
-	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (!S.have_verdict) {
-		S.have_verdict = 1;
-		S.verdict.code = (uint16_t)d;
-		S.verdict.rank = about;
-		snprintf(S.verdict.text, sizeof(S.verdict.text), "%s", text);
-	}
+	keep_verdict(d, about, text);
 	for (i = 0; i < S.c->id.world; i++)
 		if (S.byrank[i] != NULL) {
 			send_text(S.byrank[i], DE_MSG_ABORT, d, about, text);
@@ -133,6 +136,33 @@ static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
 		mark_told(S.extra->h.rank);
 	}
 	S.done = 1;
+}
+
+static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void srv_abort(enum de_diag d, uint32_t about, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	srv_vabort(d, about, fmt, ap);
+	va_end(ap);
+}
+
+/* k, a rank of this job that cannot join, ends the job: it hears the
+ * verdict with the others. Returns 0 (k stays open until the end). */
+static int abort_by(struct conn *k, enum de_diag d, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int abort_by(struct conn *k, enum de_diag d, const char *fmt, ...)
+{
+	va_list ap;
+
+	k->rank = -2;
+	S.extra = k;
+	va_start(ap, fmt);
+	srv_vabort(d, k->h.rank, fmt, ap);
+	va_end(ap);
+	return 0;
 }
 
 static const char *expected_where(uint32_t rank, char *buf, size_t len)
@@ -376,11 +406,11 @@ static int disagrees_with_rank0(uint32_t r)
 	return 0;
 }
 
-/* Returns 1 when it turned k away: k is closed and freed then. */
-static int on_hello(struct conn *k, const struct de_hello *h)
+/* This job's token and a valid proof for k's challenge, or k is turned
+ * away: 1 then, k closed and freed. */
+static int turned_away(struct conn *k, const struct de_hello *h)
 {
 	struct de_err why;
-	uint32_t i;
 
 	if (strcmp(h->token, S.c->id.token) != 0) {
 		de_log("rank 0", "rejected %s: it belongs to job \"%s\", this is \"%s\"",
@@ -398,6 +428,16 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 		conn_close(k);
 		return 1;
 	}
+	return 0;
+}
+
+/* Returns 1 when it turned k away: k is closed and freed then. */
+static int on_hello(struct conn *k, const struct de_hello *h)
+{
+	uint32_t i;
+
+	if (turned_away(k, h))
+		return 1;
 	if (S.phase >= 0) {
 		de_log("rank 0", "rejected %s (rank %u on %s): the world is already complete",
 			k->from, h->rank, h->host);
@@ -408,47 +448,27 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 	}
 	/* From here on the sender is a rank of this job: a disagreement is
 	 * the job's problem, reported to everyone. */
-	if (h->failed != DE_OK) {
-		/* It failed before it could join: nobody waits for it. */
-		k->rank = -2;
-		k->h = *h;
-		S.extra = k;
-		srv_abort(h->failed < DE_D_COUNT ? (enum de_diag)h->failed : DE_D_INTERNAL, h->rank,
-			  "rank %u on %s failed before it could join: %s", h->rank, h->host, h->why);
-		return 0;
-	}
-	k->rank = h->rank < S.c->id.world ? h->rank : 0;
 	k->h = *h;
-	S.npending--;
-	if (h->world != S.c->id.world) {
-		k->rank = -2;
-		S.npending++;
-		S.extra = k;
-		srv_abort(DE_D_WORLD_MISMATCH, h->rank,
-			  "rank %u on %s says WORLD_SIZE=%u but rank 0 on %s says %u",
-			  h->rank, h->host, h->world, S.c->id.host, S.c->id.world);
-		return 0;
-	}
-	if (h->rank >= S.c->id.world) {
-		k->rank = -2;
-		S.npending++;
-		S.extra = k;
-		srv_abort(DE_D_RANK_RANGE, h->rank,
-			  "a process on %s says RANK=%u, outside 0..%u (WORLD_SIZE=%u)",
-			  h->host, h->rank, S.c->id.world - 1, S.c->id.world);
-		return 0;
-	}
+	if (h->failed != DE_OK) /* nobody waits for it */
+		return abort_by(k, h->failed < DE_D_COUNT ? (enum de_diag)h->failed : DE_D_INTERNAL,
+				"rank %u on %s failed before it could join: %s", h->rank, h->host, h->why);
+	if (h->world != S.c->id.world)
+		return abort_by(k, DE_D_WORLD_MISMATCH,
+				"rank %u on %s says WORLD_SIZE=%u but rank 0 on %s says %u",
+				h->rank, h->host, h->world, S.c->id.host, S.c->id.world);
+	if (h->rank >= S.c->id.world)
+		return abort_by(k, DE_D_RANK_RANGE,
+				"a process on %s says RANK=%u, outside 0..%u (WORLD_SIZE=%u)",
+				h->host, h->rank, S.c->id.world - 1, S.c->id.world);
 	if (S.byrank[h->rank] != NULL) {
 		const struct de_hello *o = &S.byrank[h->rank]->h;
 
-		k->rank = -2;
-		S.npending++;
-		S.extra = k;
-		srv_abort(DE_D_DUP_RANK, h->rank,
-			  "RANK=%u is claimed twice: by pid %u on %s and by pid %u on %s",
-			  h->rank, o->pid, o->host, h->pid, h->host);
-		return 0;
+		return abort_by(k, DE_D_DUP_RANK,
+				"RANK=%u is claimed twice: by pid %u on %s and by pid %u on %s",
+				h->rank, o->pid, o->host, h->pid, h->host);
 	}
+	k->rank = h->rank;
+	S.npending--;
 	S.byrank[h->rank] = k;
 	S.joined++;
 	/* Rank 0 may join after others: then check those it finds. */
@@ -839,18 +859,10 @@ static void linger_readable(struct conn *k)
 	if (rc == 0)
 		return;
 	if (rc == 1 && k->rank == -1 && type == DE_MSG_HELLO && de_dec_hello(frame, len, &h, &e) == 0) {
-		if (strcmp(h.token, S.c->id.token) != 0) {
-			send_text(k, DE_MSG_REJECT, DE_D_USAGE, h.rank,
-				  "this rendezvous belongs to another job");
-		} else if (de_auth_hello_check(&S.c->auth, k->nonce, &h, &e)) {
-			de_log("rank 0", "rejected %s (claims rank %u on %s): %s", k->from, h.rank,
-			       h.host, e.msg);
-			send_text(k, DE_MSG_REJECT, DE_D_AUTH, h.rank, e.msg);
-		} else {
-			send_text(k, DE_MSG_ABORT, (enum de_diag)S.verdict.code, S.verdict.rank,
-				  S.verdict.text);
-			mark_told(h.rank);
-		}
+		if (turned_away(k, &h))
+			return;
+		send_text(k, DE_MSG_ABORT, (enum de_diag)S.verdict.code, S.verdict.rank, S.verdict.text);
+		mark_told(h.rank);
 	}
 	conn_close(k);
 }
@@ -964,20 +976,6 @@ static void *srv_main(void *arg)
 	return NULL;
 }
 
-static int server_start(struct de_check *c, const struct de_fail *doom, struct de_fail *f);
-
-int de_rdv_server_start(struct de_check *c, struct de_fail *f)
-{
-	return server_start(c, NULL, f);
-}
-
-int de_rdv_server_doom(struct de_check *c, const struct de_fail *mine)
-{
-	struct de_fail f;
-
-	return server_start(c, mine, &f);
-}
-
 static int server_start(struct de_check *c, const struct de_fail *doom, struct de_fail *f)
 {
 	struct de_addr any;
@@ -995,11 +993,13 @@ static int server_start(struct de_check *c, const struct de_fail *doom, struct d
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	if (doom != NULL) {
 		/* Rank 0 failed before it could join: serve only its verdict. */
-		S.have_verdict = S.done = 1;
-		S.verdict.code = (uint16_t)doom->diag;
-		snprintf(S.verdict.text, sizeof(S.verdict.text),
-			 "rank 0 on %s failed before it could join: %s", c->id.host, doom->msg);
+		char text[sizeof(S.verdict.text)];
+
+		snprintf(text, sizeof(text), "rank 0 on %s failed before it could join: %s",
+			 c->id.host, doom->msg);
+		keep_verdict(doom->diag, 0, text);
 		mark_told(0);
+		S.done = 1;
 	}
 	/* All interfaces, as torch's TCPStore: MASTER_ADDR names this host
 	 * as the others see it, which need not be an address we can bind. */
@@ -1038,6 +1038,18 @@ static int server_start(struct de_check *c, const struct de_fail *doom, struct d
 	}
 	S.running = 1;
 	return 0;
+}
+
+int de_rdv_server_start(struct de_check *c, struct de_fail *f)
+{
+	return server_start(c, NULL, f);
+}
+
+int de_rdv_server_doom(struct de_check *c, const struct de_fail *mine)
+{
+	struct de_fail f;
+
+	return server_start(c, mine, &f);
 }
 
 void de_rdv_server_stop(void)

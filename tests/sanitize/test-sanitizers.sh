@@ -260,23 +260,26 @@ verdict "a rank of another job: turned away, exit 1, no report" \
 
 # A rank that fails before it can join tells rank 0 (a HELLO with its
 # diagnosis); when rank 0 is the one, it serves its verdict to the others.
-# Everyone is done long before --timeout, no report.
-pick_port
-start_rank early "$CHECK" 3 2 --timeout=30
-GLOO_SOCKET_IFNAME=nosuch0 start_rank early "$CHECK" 3 1 --timeout=30
-start_rank early "$CHECK" 3 0 --timeout=30
-wait_ranks
-verdict "rank 1 fails before joining: ranks 0 and 2 stop on its diagnosis, no report" \
-	"$(seen test "$(grep -l 'FAIL usage: rank 1 on .* failed before it could join: GLOO_SOCKET_IFNAME=nosuch0' "$tmp"/early.0 "$tmp"/early.2 | wc -l)" = 2)" \
-	"$RCS" "1 2 1" "$tmp"/early.*
-pick_port
-start_rank early0 "$CHECK" 3 2 --timeout=30
-start_rank early0 "$CHECK" 3 1 --timeout=30
-GLOO_SOCKET_IFNAME=nosuch0 start_rank early0 "$CHECK" 3 0 --timeout=30
-wait_ranks
-verdict "rank 0 fails before joining: it tells ranks 1 and 2, no report" \
-	"$(seen test "$(grep -l 'FAIL usage: rank 0 on .* failed before it could join: GLOO_SOCKET_IFNAME=nosuch0' "$tmp"/early0.1 "$tmp"/early0.2 | wc -l)" = 2)" \
-	"$RCS" "2 1 1" "$tmp"/early0.*
+# early TAG BAD EXITS: 3 ranks, rank BAD with an interface it lacks; the
+# two others stop on its diagnosis, no report.
+early() {
+	local tag=$1 bad=$2 want=$3 r files=()
+	pick_port
+	for r in 2 1 0; do
+		if [ "$r" = "$bad" ]; then
+			GLOO_SOCKET_IFNAME=nosuch0 start_rank "$tag" "$CHECK" 3 "$r" --timeout=30
+		else
+			start_rank "$tag" "$CHECK" 3 "$r" --timeout=30
+			files+=("$tmp/$tag.$r")
+		fi
+	done
+	wait_ranks
+	verdict "rank $bad fails before joining: the two others stop on its diagnosis, no report" \
+		"$(seen test "$(grep -l "FAIL usage: rank $bad on .* failed before it could join: GLOO_SOCKET_IFNAME=nosuch0" "${files[@]}" | wc -l)" = 2)" \
+		"$RCS" "$want" "$tmp/$tag".*
+}
+early early 1 "1 2 1"
+early early0 0 "2 1 1"
 
 # --- valgrind on the normal build ------------------------------------------------
 # (the unit tests under valgrind: tests/unit/valgrind.sh)
