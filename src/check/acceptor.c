@@ -1,7 +1,7 @@
 /* The data port: one thread and one epoll loop serve every inbound data
- * connection at once (the node probe makes every other node connect at
- * the same moment: a probe is a connection and a reset, nothing more).
- * Each other connection gets a challenge and must answer with a DATA hello
+ * connection at once. (The node probe has a listener of its own, which
+ * the kernel answers: the loop only closes what shows up there.)
+ * Each connection gets a challenge and must answer with a DATA hello
  * proving the job's session key over it; then it is echoed on a thread of
  * its own (bulk probe) or handed to the ring (its left neighbour). A peer that is merely slow keeps its connection until
  * --timeout: an overloaded node is not a refused one. */
@@ -227,8 +227,6 @@ static void on_accept(struct acceptor *a)
 		struct de_buf b = { 0 };
 		struct de_err e;
 		struct pend *p;
-		ssize_t pk;
-		char peek;
 		int fd, ok;
 
 		addr.len = sizeof(addr.ss);
@@ -236,13 +234,6 @@ static void on_accept(struct acceptor *a)
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		/* A probe connects and resets: N-1 of them arrive at once, and
-		 * most are gone by now. Nothing to say to those. */
-		pk = recv(fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT);
-		if (pk == 0 || (pk < 0 && (errno == ECONNRESET || errno == EPIPE))) {
-			close(fd);
-			continue;
-		}
 		p = calloc(1, sizeof(*p));
 		if (p == NULL) {
 			close(fd);
@@ -271,6 +262,16 @@ static void on_accept(struct acceptor *a)
 			a->list->prev = p;
 		a->list = p;
 	}
+}
+
+/* The probe port: a probe resets before it is ever a socket to accept;
+ * what gets here sent data or outstayed TCP_DEFER_ACCEPT: not ours. */
+static void on_probe_port(int lfd)
+{
+	int fd;
+
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		close(fd);
 }
 
 /* Parked callers once the key is there; callers past their time. */
@@ -305,14 +306,17 @@ static void *acceptor_main(void *arg)
 {
 	struct acceptor a = { arg, -1, NULL };
 	struct de_check *c = arg;
-	struct epoll_event ev, evs[64];
+	struct epoll_event ev, probe_ev, evs[64];
 	int64_t swept = 0;
 	int parked = 0;
 
 	a.efd = epoll_create1(EPOLL_CLOEXEC);
 	ev.events = EPOLLIN;
 	ev.data.ptr = NULL;
-	if (a.efd < 0 || epoll_ctl(a.efd, EPOLL_CTL_ADD, c->net.data_fd, &ev) != 0) {
+	probe_ev.events = EPOLLIN;
+	probe_ev.data.ptr = &a; /* neither NULL (the data port) nor a caller */
+	if (a.efd < 0 || epoll_ctl(a.efd, EPOLL_CTL_ADD, c->net.data_fd, &ev) != 0 ||
+	    epoll_ctl(a.efd, EPOLL_CTL_ADD, c->net.probe_fd, &probe_ev) != 0) {
 		de_log("data port", "cannot watch the data port: %s", strerror(errno));
 		if (a.efd >= 0)
 			close(a.efd);
@@ -326,6 +330,8 @@ static void *acceptor_main(void *arg)
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.ptr == NULL)
 				on_accept(&a);
+			else if (evs[i].data.ptr == &a)
+				on_probe_port(c->net.probe_fd);
 			else
 				on_readable(&a, evs[i].data.ptr);
 		}
@@ -349,6 +355,7 @@ int de_acceptor_start(struct de_check *c, struct de_fail *f)
 	pthread_mutex_init(&c->ring.mu, NULL);
 	pthread_cond_init(&c->ring.cv, NULL);
 	de_set_nonblock(c->net.data_fd, 1);
+	de_set_nonblock(c->net.probe_fd, 1);
 	if (pthread_create(&c->ring.acceptor, NULL, acceptor_main, c) != 0)
 		return de_fail_set(f, DE_D_INTERNAL, "cannot start the acceptor thread");
 	c->ring.acceptor_running = 1;

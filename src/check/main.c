@@ -624,6 +624,9 @@ static int preflight(struct de_check *c, struct de_fail *f)
 	c->net.data_fd = de_listen(&c->net.data_addr, 4096, &e);
 	if (c->net.data_fd < 0)
 		return de_fail_set(f, DE_D_USAGE, "data listener: %s", e.msg);
+	c->net.probe_fd = de_listen_probe(&c->net.data_addr, &c->net.probe_addr, &e);
+	if (c->net.probe_fd < 0)
+		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
 	return 0;
 }
 
@@ -975,7 +978,7 @@ int main(int argc, char **argv)
 	t0 = de_now_ms();
 	memset(&c, 0, sizeof(c));
 	memset(&f, 0, sizeof(f));
-	c.net.rdv_fd = c.net.data_fd = c.ring.left_fd = c.ring.right_fd = -1;
+	c.net.rdv_fd = c.net.data_fd = c.net.probe_fd = c.ring.left_fd = c.ring.right_fd = -1;
 	/* First: every failure line names the node, even a broken environment's. */
 	if (gethostname(c.id.host, sizeof(c.id.host)) != 0)
 		snprintf(c.id.host, sizeof(c.id.host), "?");
@@ -1037,5 +1040,7 @@ int main(int argc, char **argv)
 	}
 	if (c.net.data_fd >= 0)
 		close(c.net.data_fd);
+	if (c.net.probe_fd >= 0)
+		close(c.net.probe_fd);
 	return rc;
 }

@@ -137,6 +137,28 @@ int de_listen(struct de_addr *a, int backlog, struct de_err *err)
 	return fd;
 }
 
+int de_listen_probe(const struct de_addr *a, struct de_addr *out,
+		    struct de_err *err)
+{
+	/* Seconds a connection may stay unaccepted without data; a probe
+	 * resets long before, anything else is accepted and closed then. */
+	int defer = 5, fd;
+
+	*out = *a;
+	de_addr_set_port(out, 0);
+	/* Every other node probes at the same moment. */
+	fd = de_listen(out, 4096, err);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof(defer)) != 0) {
+		int e = errno;
+
+		close(fd);
+		return de_errf(err, "probe listener: TCP_DEFER_ACCEPT: %s", strerror(e));
+	}
+	return fd;
+}
+
 enum de_conn de_connect(const struct de_addr *a, int64_t deadline, int *fdp,
 			int *err_no)
 {

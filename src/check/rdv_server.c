@@ -350,6 +350,7 @@ static void send_peers(const uint32_t *node)
 		p.peer[i].rank = i;
 		p.peer[i].local_rank = h->local_rank;
 		p.peer[i].port = h->port;
+		p.peer[i].probe_port = h->probe_port;
 		snprintf(p.peer[i].host, sizeof(p.peer[i].host), "%s", h->host);
 		snprintf(p.peer[i].addr, sizeof(p.peer[i].addr), "%s", h->addr);
 		p.peer[i].node = node[i];

@@ -213,7 +213,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 			continue;
 		t[ntgt].rank = i;
 		t[ntgt].fd = -1;
-		if (de_resolve(p->addr, p->port, &a, &e)) {
+		if (de_resolve(p->addr, p->probe_port, &a, &e)) {
 			t[ntgt].state = FAILED;
 			t[ntgt].what = "bad address";
 			t[ntgt].diag = DE_D_PEER_REFUSED;
@@ -276,7 +276,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 
 			off += (size_t)snprintf(report + off, len - off,
 						"%s%s (%s:%u) %s", off ? ", " : "",
-						p->host, p->addr, p->port, x->what);
+						p->host, p->addr, p->probe_port, x->what);
 			if (x->diag == DE_D_PEER_TIMEOUT)
 				timeouts++;
 		}

@@ -114,6 +114,7 @@ int de_enc_hello(struct de_buf *b, const struct de_hello *h, struct de_err *err)
 	put_u32(b, h->pid);
 	put_u8(b, h->backend);
 	put_u16(b, h->port);
+	put_u16(b, h->probe_port);
 	if (put_str(b, "host name", h->host, DE_PROTO_MAX_STR, err) ||
 	    put_str(b, "address", h->addr, DE_PROTO_MAX_STR, err) ||
 	    put_str(b, "interface", h->iface, DE_PROTO_MAX_STR, err) ||
@@ -147,6 +148,7 @@ int de_enc_peers(struct de_buf *b, const struct de_peers *p, struct de_err *err)
 		put_u32(b, p->peer[i].local_rank);
 		put_u32(b, p->peer[i].node);
 		put_u16(b, p->peer[i].port);
+		put_u16(b, p->peer[i].probe_port);
 		if (put_str(b, "host name", p->peer[i].host, DE_PROTO_MAX_STR, err) ||
 		    put_str(b, "address", p->peer[i].addr, DE_PROTO_MAX_STR, err)) {
 			b->len = start;
@@ -363,6 +365,7 @@ int de_dec_hello(const uint8_t *frame, size_t len, struct de_hello *h,
 	h->pid = get_u32(&r);
 	h->backend = get_u8(&r);
 	h->port = get_u16(&r);
+	h->probe_port = get_u16(&r);
 	get_str(&r, h->host, DE_PROTO_MAX_STR);
 	get_str(&r, h->addr, DE_PROTO_MAX_STR);
 	get_str(&r, h->iface, DE_PROTO_MAX_STR);
@@ -401,10 +404,10 @@ int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p,
 	if (open_frame(frame, len, DE_MSG_PEERS, DE_PROTO_MAX_PEERS, &r, err))
 		return -1;
 	p->world = get_u32(&r);
-	/* Each entry takes at least 18 bytes: a count the payload cannot
+	/* Each entry takes at least 20 bytes: a count the payload cannot
 	 * hold is rejected before allocating for it. */
 	if (r.bad || p->world == 0 || p->world > DE_PROTO_MAX_WORLD ||
-	    (size_t)p->world * 18 > r.left) {
+	    (size_t)p->world * 20 > r.left) {
 		p->world = 0;
 		return de_errf(err, "peer table claims an impossible world size");
 	}
@@ -418,6 +421,7 @@ int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p,
 		p->peer[i].local_rank = get_u32(&r);
 		p->peer[i].node = get_u32(&r);
 		p->peer[i].port = get_u16(&r);
+		p->peer[i].probe_port = get_u16(&r);
 		get_str(&r, p->peer[i].host, DE_PROTO_MAX_STR);
 		get_str(&r, p->peer[i].addr, DE_PROTO_MAX_STR);
 		if (!r.bad && p->peer[i].rank != i)

@@ -16,7 +16,7 @@
 
 #define DE_PROTO_MAGIC 0x44454E56u /* "DENV" */
 /* 2: HELLO carries a failure (a rank that failed before it could join). */
-#define DE_PROTO_VERSION 2
+#define DE_PROTO_VERSION 3
 #define DE_PROTO_HDR 12
 /* What a peer may send to rank 0: small. Only rank 0's peer table, read
  * by ranks that already trust MASTER_ADDR, may be large. */
@@ -51,6 +51,7 @@ struct de_hello {
 	uint32_t pid;
 	uint8_t backend; /* what this rank will run, so a mix is caught */
 	uint16_t port;   /* data listener */
+	uint16_t probe_port; /* node probe listener (connect and reset only) */
 	char host[DE_PROTO_MAX_STR + 1];
 	char addr[DE_PROTO_MAX_STR + 1]; /* data listener address (numeric) */
 	char iface[DE_PROTO_MAX_STR + 1];
@@ -65,7 +66,7 @@ struct de_hello {
 
 struct de_peer {
 	uint32_t rank, local_rank, node; /* node: index of its host in the table's host order */
-	uint16_t port;
+	uint16_t port, probe_port;
 	char host[DE_PROTO_MAX_STR + 1];
 	char addr[DE_PROTO_MAX_STR + 1];
 };

@@ -138,11 +138,11 @@ def cred(token, rank, nonce_s, nonce_c):
     key = hashlib.sha256(b"distenv-step-secret-v1" + os.environ["DISTENV_STEP_SECRET"].encode()).digest()
     return hmac.new(key, payload(token, rank, nonce_s, nonce_c), hashlib.sha256).hexdigest().encode()
 def hello(token, rank, nonce_c, auth):
-    body = (s(token) + struct.pack(">IIIIIIBH", rank, 2, 0, 1, 1, 4242, 1, 1)
+    body = (s(token) + struct.pack(">IIIIIIBHH", rank, 2, 0, 1, 1, 4242, 1, 1, 2)
             + s(b"intruder") + s(b"10.77.0.1") + s(b"eth0")
             + s(b"check float32 count=262147 sizes=0:0*0 iters=0 warmup=0")
             + struct.pack(">H", 0) + s(b"") + nonce_c + s(auth))  # not failed, no reason
-    return b"DENV" + struct.pack(">HHI", 2, 1, len(body)) + body  # protocol 2
+    return b"DENV" + struct.pack(">HHI", 3, 1, len(body)) + body  # protocol 3
 def answer(c):  # the type of rank 0's first frame, or how the line ended
     c.settimeout(5)
     try: h = c.recv(12)
@@ -199,22 +199,48 @@ fi
 # 5. Data injection: another uid connects to rank 1's data port. Rank 0
 # is the late one: rank 1 listens from its start and cannot finish before
 # rank 0 arrives, so the port is still open when the intruder calls.
+# Rank 1 has two listeners: the data port, which speaks first (its
+# challenge), and the node probe's, which never says anything.
 start_job 24703 "$tmp/j3.out" 0
-port=""
+ports=()
 for _ in $(seq 200); do
-	pid=$(nx node2 ss -ltnpH 2>/dev/null | grep distenv-check | grep -v ':24703 ' | grep -o '10.77.0.12:[0-9]*' | head -1)
-	[ -n "$pid" ] && { port=${pid#*:}; break; }
+	mapfile -t ports < <(nx node2 ss -ltnpH 2>/dev/null | grep distenv-check | grep -v ':24703 ' |
+		grep -o '10.77.0.12:[0-9]*' | cut -d: -f2)
+	((${#ports[@]} >= 2)) && break
 	sleep 0.05
 done
-if [ -n "$port" ]; then
-	as_intruder /usr/bin/python3 - "$port" "$jobid" >"$tmp/d.log" 2>&1 <<'PY'
-import socket, struct, sys
-port, jobid = int(sys.argv[1]), sys.argv[2]
-c = socket.create_connection(("10.77.0.12", port), timeout=3)
-hdr = c.recv(12); c.recv(struct.unpack(">I", hdr[8:12])[0])
+if ((${#ports[@]} == 2)); then
+	as_intruder /usr/bin/python3 - "$jobid" "${ports[@]}" >"$tmp/d.log" 2>&1 <<'PY'
+import socket, struct, sys, time
+jobid, ports = sys.argv[1], [int(p) for p in sys.argv[2:]]
+data = probe = None
+for p in ports:
+    c = socket.create_connection(("10.77.0.12", p), timeout=1.5)
+    try:
+        hdr = c.recv(12)
+    except socket.timeout:
+        hdr = None
+    if hdr:
+        data, dc, dhdr = p, c, hdr
+    else:
+        probe, pc = p, c
+print("data port", data, "probe port", probe)
+# The probe port: silent, and what sends it data is closed at once.
+t0 = time.time()
+pc.settimeout(5)
+pc.sendall(b"GET / HTTP/1.1\r\n\r\n")
+try:
+    got = pc.recv(100)
+    print("probe port: %s after %.1f s" % ("closed" if got == b"" else "answered %r" % got, time.time() - t0))
+except ConnectionResetError:
+    print("probe port: closed after %.1f s" % (time.time() - t0))
+except socket.timeout:
+    print("probe port: still open after 5 s")
+c = dc
+c.recv(struct.unpack(">I", dhdr[8:12])[0])  # the challenge
 tok = ("slurm:%s.0" % jobid).encode()
 body = struct.pack(">H", len(tok)) + tok + struct.pack(">IB", 0, 2) + bytes(32)
-c.sendall(b"DENV" + struct.pack(">HHI", 2, 7, len(body)) + body + b"\x7f" * 65536)  # protocol 2
+c.sendall(b"DENV" + struct.pack(">HHI", 3, 7, len(body)) + body + b"\x7f" * 65536)  # protocol 3
 try:
     print("answer:", c.recv(100))
 except OSError as e:
@@ -222,10 +248,13 @@ except OSError as e:
 PY
 	job_ok "$tmp/j3.out" "the real job completes correctly after a data-port injection attempt"
 	tap_like "$(cat "$tmp/j3.out")" "data port: rejected 10.77.0.1 \(claims rank 0\): no proof of this job's session key" "data without the session key's proof is refused before any payload"
+	tap_like "$(cat "$tmp/d.log")" "probe port: closed after [0-4]\.[0-9] s" \
+		"the node probe's port says nothing and closes a connection that sends it data"
 else
 	wait "$job"
-	tap_fail "found rank 1's data port" "$(cat "$tmp/j3.out")"
+	tap_fail "found rank 1's two listeners (got ${#ports[@]})" "$(cat "$tmp/j3.out")"
 	tap_skip "data injection refused" "no data port found"
+	tap_skip "probe port closes data" "no probe port found"
 fi
 
 if [[ $AUTH == munge ]]; then

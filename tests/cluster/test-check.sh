@@ -229,12 +229,12 @@ def s(b):
     return struct.pack(">H", len(b)) + b
 socks = []
 c = conn(); c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"); socks.append(c)
-c = conn(); c.sendall(b"DENV" + struct.pack(">HHI", 2, 1, 0x7fffffff)); socks.append(c)
+c = conn(); c.sendall(b"DENV" + struct.pack(">HHI", 3, 1, 0x7fffffff)); socks.append(c)
 c = conn(); c.sendall(b"DE"); socks.append(c)          # slow client, never finishes
-hello = (s(b"slurm:999999.0") + struct.pack(">IIIIIIBH", 0, 2, 0, 1, 0, 1, 0, 1)
+hello = (s(b"slurm:999999.0") + struct.pack(">IIIIIIBHH", 0, 2, 0, 1, 0, 1, 0, 1, 2)
          + s(b"intruder") + s(b"10.77.0.1") + s(b"eth0") + s(b"check float32")
          + struct.pack(">H", 0) + s(b"") + bytes(16) + s(b""))
-c = conn(); c.sendall(b"DENV" + struct.pack(">HHI", 2, 1, len(hello)) + hello); socks.append(c)  # protocol 2
+c = conn(); c.sendall(b"DENV" + struct.pack(">HHI", 3, 1, len(hello)) + hello); socks.append(c)  # protocol 3
 c = conn(); c.sendall(bytes(range(256)) * 16); socks.append(c)
 print("sent", len(socks))
 time.sleep(5)

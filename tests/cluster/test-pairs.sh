@@ -48,9 +48,12 @@ sweep() {
 	mkdir -p "$tmp/$name"
 	# 32 MiB, not the default 4: six nodes share two CPUs here, and a
 	# transfer of a few milliseconds gets whatever slices it gets.
+	# stdout apart too: srun relays stderr on its own, so a progress line
+	# can land inside the matrix when the two are merged.
 	cx srun -N"$nodes" --ntasks-per-node=1 --kill-on-bad-exit=0 "$CHECK" --pairs --timeout=20 \
-		--pair-bytes=32M --pairs-out="$tmp/$name" "$@" >"$tmp/$name.out" 2>&1
+		--pair-bytes=32M --pairs-out="$tmp/$name" "$@" >"$tmp/$name.stdout" 2>"$tmp/$name.err"
 	RC=$?
+	cat "$tmp/$name.stdout" "$tmp/$name.err" >"$tmp/$name.out"
 	TOOK=$((SECONDS - t0))
 }
 
@@ -61,11 +64,13 @@ verdicts() {
 }
 
 # agree NAME: pairs.json and pairs.csv parse, and they and the text agree:
-# the same pairs and figures, the same findings, the matrix cells.
+# the same pairs and figures, the same findings, the matrix cells (read
+# from stdout alone).
 agree() {
-	python3 - "$tmp/$1" "$tmp/$1.out" <<'EOF'
+	python3 - "$tmp/$1" "$tmp/$1.out" "$tmp/$1.stdout" <<'EOF'
 import csv, json, re, sys
 d, text = sys.argv[1], open(sys.argv[2]).read().splitlines()
+stdout = open(sys.argv[3]).read().splitlines()
 j = json.load(open(d + "/pairs.json"))
 rows = list(csv.DictReader(open(d + "/pairs.csv")))
 nodes = j["nodes"]
@@ -92,11 +97,11 @@ for p in j["pairs"]:
     bad = p["status"] != "ok"
     bw[(p["a"], p["b"])] = "FAIL" if bad else "%.2f" % p["gbps_ab"]
     bw[(p["b"], p["a"])] = "FAIL" if bad else "%.2f" % p["gbps_ba"]
-i = text.index(next(l for l in text if l.startswith("bandwidth GB/s")))
-cols = text[i + 1].split()
+i = stdout.index(next(l for l in stdout if l.startswith("bandwidth GB/s")))
+cols = stdout[i + 1].split()
 assert cols == [x[:7] for x in nodes], "matrix columns %s" % cols
 for k in range(n):
-    cells = text[i + 2 + k].replace("*", " ").split()
+    cells = stdout[i + 2 + k].replace("*", " ").split()
     assert cells[0] == nodes[k][:12], "row %d: %s" % (k, cells[0])
     for c, v in enumerate(cells[1:]):
         if c != k:
@@ -147,7 +152,7 @@ if [[ $out == ok ]] && [[ $(grep -c 'rank 0: pairs round [0-9]/5: 3 pairs, 0 fai
 else
 	tap_fail "healthy: pairs once per direction" "$out" "$(cat "$tmp/healthy.out")"
 fi
-if out=$(agree healthy 2>&1); then tap_ok "healthy: pairs.json and pairs.csv parse and agree with the text ($out)"; else tap_fail "healthy: json/csv/text agree" "$out"; fi
+if out=$(agree healthy 2>&1); then tap_ok "healthy: pairs.json and pairs.csv parse and agree with the text ($out)"; else tap_fail "healthy: json/csv/text agree" "$out" "$(cat "$tmp/healthy.out")"; fi
 if out=$(png_ok healthy 2>&1); then tap_ok "healthy: pairs.png is a valid PNG of the stated size ($out)"; else tap_fail "healthy: pairs.png" "$out"; fi
 if [[ -z $(find "$tmp/healthy" -name '.*' -type f) ]]; then
 	tap_ok "healthy: no temporary file left in the output folder"
@@ -181,7 +186,7 @@ if ((RC == 1)) && [[ $v == "SLOW node node3" ]] && grep -q '^FAIL pairs: 0 of 15
 else
 	tap_fail "tbf on node3 (exit $RC, verdicts: ${v:-none})" "$(cat "$tmp/tbf.out")"
 fi
-if out=$(agree tbf 2>&1); then tap_ok "tbf: pairs.json and pairs.csv agree with the text, findings included ($out)"; else tap_fail "tbf: json/csv/text agree" "$out"; fi
+if out=$(agree tbf 2>&1); then tap_ok "tbf: pairs.json and pairs.csv agree with the text, findings included ($out)"; else tap_fail "tbf: json/csv/text agree" "$out" "$(cat "$tmp/tbf.out")"; fi
 if out=$(png_ok tbf 2>&1); then tap_ok "tbf: pairs.png valid, right size"; else tap_fail "tbf: pairs.png" "$out"; fi
 
 # --- one pair firewalled: node2 drops everything from node4's address ------------
@@ -199,7 +204,7 @@ if ((RC == 1)) && [[ $v == "FAIL pair node2-node4" ]] &&
 else
 	tap_fail "firewalled pair (exit $RC, ${TOOK}s, verdicts: ${v:-none})" "$(cat "$tmp/firewall.out")"
 fi
-if out=$(agree firewall 2>&1); then tap_ok "firewall: json/csv agree with the text ($out)"; else tap_fail "firewall: json/csv/text agree" "$out"; fi
+if out=$(agree firewall 2>&1); then tap_ok "firewall: json/csv agree with the text ($out)"; else tap_fail "firewall: json/csv/text agree" "$out" "$(cat "$tmp/firewall.out")"; fi
 
 # --- large packets dropped from node5 only (its output, data ports only) ----------
 NFT_NODES=(node5)
@@ -216,7 +221,7 @@ if ((RC == 1)) && [[ $v == "FAIL node node5" ]] &&
 else
 	tap_fail "large packets dropped on node5 (exit $RC, ${TOOK}s, verdicts: ${v:-none})" "$(cat "$tmp/mtu.out")"
 fi
-if out=$(agree mtu 2>&1); then tap_ok "mtu: json/csv agree with the text ($out)"; else tap_fail "mtu: json/csv/text agree" "$out"; fi
+if out=$(agree mtu 2>&1); then tap_ok "mtu: json/csv agree with the text ($out)"; else tap_fail "mtu: json/csv/text agree" "$out" "$(cat "$tmp/mtu.out")"; fi
 
 # --- no gnuplot: said by name, before anything is measured ---------------------
 mkdir -p "$tmp/nognuplot"

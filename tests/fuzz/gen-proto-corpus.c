@@ -75,6 +75,7 @@ int main(int argc, char **argv)
 	h.pid = 31337;
 	h.backend = 1;
 	h.port = 29517;
+	h.probe_port = 29518;
 	snprintf(h.host, sizeof(h.host), "node2");
 	snprintf(h.addr, sizeof(h.addr), "10.77.0.12");
 	snprintf(h.iface, sizeof(h.iface), "eth0");
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
 	h.rank = h.world = h.local_rank = h.local_world = h.node_rank = h.pid = 0xffffffffu;
 	h.backend = 0xff;
 	h.port = 0xffff;
+	h.probe_port = 0xffff;
 	emit("hello-longest", &b, de_enc_hello(&b, &h, &err), &err);
 	memset(&h, 0, sizeof(h));
 	emit("hello-empty", &b, de_enc_hello(&b, &h, &err), &err);
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
 		peer[i].local_rank = i % 2;
 		peer[i].node = i / 2;
 		peer[i].port = (uint16_t)(29517 + i);
+		peer[i].probe_port = (uint16_t)(30517 + i);
 		snprintf(peer[i].host, sizeof(peer[i].host), "node%u", i / 2 + 1);
 		snprintf(peer[i].addr, sizeof(peer[i].addr), "10.77.0.%u", 11 + i / 2);
 	}

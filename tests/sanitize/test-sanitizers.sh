@@ -213,8 +213,8 @@ garbage() {
 	exec 3>&- || true
 }
 (garbage 'GET / HTTP/1.0\r\n\r\n') 2>/dev/null
-(garbage 'DENV\000\002\000\001\377\377\377\377') 2>/dev/null # HELLO (protocol 2) with a 4 GiB payload
-(garbage 'DENV\000\002\000\001\000\000\000\010\000\377\000\000\000\000\000\000') 2>/dev/null # string past the end
+(garbage 'DENV\000\003\000\001\377\377\377\377') 2>/dev/null # HELLO (protocol 3) with a 4 GiB payload
+(garbage 'DENV\000\003\000\001\000\000\000\010\000\377\000\000\000\000\000\000') 2>/dev/null # string past the end
 (garbage 'DENV\000\007\000\003\000\000\000\000') 2>/dev/null # another version
 head -c 3000 /dev/urandom >"$tmp/random"
 (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && cat "$tmp/random" >&3) 2>/dev/null

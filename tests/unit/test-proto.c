@@ -20,6 +20,7 @@ static struct de_hello sample_hello(void)
 	h.pid = 4242;
 	h.backend = 1;
 	h.port = 40123;
+	h.probe_port = 40124;
 	strcpy(h.host, "node2");
 	strcpy(h.addr, "10.77.0.12");
 	strcpy(h.iface, "eth0");
@@ -42,7 +43,8 @@ int main(void)
 	ok(de_frame_check(b.data, b.len, DE_PROTO_MAX_SMALL, &type, &flen, &e) == 1 &&
 	   type == DE_MSG_HELLO && flen == b.len, "frame check finds one whole HELLO");
 	ok(de_dec_hello(b.data, b.len, &h2, &e) == 0, "hello decodes");
-	ok(memcmp(&h, &h2, sizeof(h)) == 0, "hello round-trips field for field");
+	ok(memcmp(&h, &h2, sizeof(h)) == 0 && h2.probe_port == 40124,
+	   "hello round-trips field for field (the probe port too)");
 
 	/* Every prefix is "need more", never a false frame. */
 	bad = 0;
@@ -123,6 +125,7 @@ int main(void)
 			p.peer[r].local_rank = r % 2;
 			p.peer[r].node = r / 2;
 			p.peer[r].port = (uint16_t)(30000 + r);
+			p.peer[r].probe_port = (uint16_t)(31000 + r);
 			snprintf(p.peer[r].host, sizeof(p.peer[r].host), "node%u", r / 2 + 1);
 			snprintf(p.peer[r].addr, sizeof(p.peer[r].addr), "10.0.0.%u", r);
 		}
