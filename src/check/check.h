@@ -51,10 +51,11 @@ struct de_ident {
 
 /* Addresses, the data listener and the rendezvous connection. */
 struct de_link {
-	struct de_addr master_addr, data_addr, probe_addr;
+	struct de_addr master_addr, data_addr;
 	char iface[64], iface_how[128];
 	int data_fd;
-	int probe_fd; /* the node probe's listener (net.h) */
+	int probe_fd;       /* the node probe's listener (net.h), on data_addr's address */
+	uint16_t probe_port; /* its port */
 	int rdv_fd;
 	struct de_rbuf rdv_rb;
 	double rdv_ms, probe_ms, connect_ms, check_ms; /* how long each part took here */

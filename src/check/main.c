@@ -624,9 +624,9 @@ static int preflight(struct de_check *c, struct de_fail *f)
 	c->net.data_fd = de_listen(&c->net.data_addr, 4096, &e);
 	if (c->net.data_fd < 0)
 		return de_fail_set(f, DE_D_USAGE, "data listener: %s", e.msg);
-	c->net.probe_fd = de_listen_probe(&c->net.data_addr, &c->net.probe_addr, &e);
+	c->net.probe_fd = de_listen_probe(&c->net.data_addr, &c->net.probe_port, &e);
 	if (c->net.probe_fd < 0)
-		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
+		return de_fail_set(f, DE_D_USAGE, "probe listener: %s", e.msg);
 	return 0;
 }
 

@@ -137,25 +137,25 @@ int de_listen(struct de_addr *a, int backlog, struct de_err *err)
 	return fd;
 }
 
-int de_listen_probe(const struct de_addr *a, struct de_addr *out,
-		    struct de_err *err)
+int de_listen_probe(const struct de_addr *a, uint16_t *port, struct de_err *err)
 {
 	/* Seconds a connection may stay unaccepted without data; a probe
 	 * resets long before, anything else is accepted and closed then. */
 	int defer = 5, fd;
+	struct de_addr at = *a;
 
-	*out = *a;
-	de_addr_set_port(out, 0);
+	de_addr_set_port(&at, 0);
 	/* Every other node probes at the same moment. */
-	fd = de_listen(out, 4096, err);
+	fd = de_listen(&at, 4096, err);
 	if (fd < 0)
 		return -1;
 	if (setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof(defer)) != 0) {
 		int e = errno;
 
 		close(fd);
-		return de_errf(err, "probe listener: TCP_DEFER_ACCEPT: %s", strerror(e));
+		return de_errf(err, "TCP_DEFER_ACCEPT: %s", strerror(e));
 	}
+	*port = de_addr_port(&at);
 	return fd;
 }
 

@@ -29,12 +29,11 @@ void de_addr_set_port(struct de_addr *a, uint16_t port);
 
 /* A listening socket on a (its port may be 0: the kernel picks). */
 int de_listen(struct de_addr *a, int backlog, struct de_err *err);
-/* The node probe's listener on a's address, its own port (in *out): a
+/* The node probe's listener on a's address, its own port (in *port): a
  * probe is a connection and a reset. The kernel answers it alone
  * (TCP_DEFER_ACCEPT: a connection that sends nothing never becomes a
  * socket), so nothing is accepted, per probe, on either side. */
-int de_listen_probe(const struct de_addr *a, struct de_addr *out,
-		    struct de_err *err);
+int de_listen_probe(const struct de_addr *a, uint16_t *port, struct de_err *err);
 
 enum de_conn {
 	DE_CONN_OK,

@@ -163,7 +163,7 @@ static int send_hello(struct de_check *c, const uint8_t challenge[DE_NONCE_BYTES
 	h->pid = (uint32_t)getpid();
 	h->backend = c->be != NULL ? (uint8_t)c->be->id : 0;
 	h->port = de_addr_port(&c->net.data_addr);
-	h->probe_port = de_addr_port(&c->net.probe_addr);
+	h->probe_port = c->net.probe_port;
 	snprintf(h->host, sizeof(h->host), "%s", c->id.host);
 	de_addr_str(&c->net.data_addr, h->addr, sizeof(h->addr));
 	snprintf(h->iface, sizeof(h->iface), "%s", c->net.iface);

@@ -15,7 +15,8 @@
 #include "err.h"
 
 #define DE_PROTO_MAGIC 0x44454E56u /* "DENV" */
-/* 2: HELLO carries a failure (a rank that failed before it could join). */
+/* 2: HELLO carries a failure (a rank that failed before it could join).
+ * 3: HELLO and PEERS carry the node probe's port. */
 #define DE_PROTO_VERSION 3
 #define DE_PROTO_HDR 12
 /* What a peer may send to rank 0: small. Only rank 0's peer table, read
