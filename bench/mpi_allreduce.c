@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mpi_allreduce: the Open MPI peer of `distenv-check --bench`, for
  * bench/allreduce. Same options, same timing and the same table:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """torch_allreduce: the PyTorch gloo peer of `distenv-check --bench`, for
 bench/allreduce. Same options, same timing and the same table.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_AUTH: libsodium (HMAC, random keys: required) and libmunge (the
 # cluster's own authentication for the rendezvous: optional, used when
 # found; without it distenv-check authenticates with DISTENV_SECRET).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_CUDA_NCCL: the NCCL backend of distenv-check, compiled against the
 # CUDA runtime's and NCCL's headers. Nothing links the libraries:
 # distenv-check loads them at run time (dlopen) when the backend is asked

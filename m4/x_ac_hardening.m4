@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_HARDENING: stack protector, fortify, relro/now where the toolchain has them.
 AC_DEFUN([X_AC_HARDENING], [
   AC_ARG_ENABLE([hardening],

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_SANITIZERS: --enable-sanitizers builds the library, the tools and the
 # unit tests with AddressSanitizer + UndefinedBehaviorSanitizer, stopping at
 # the first report. Not the SPANK plugin: slurmstepd loads it and has no ASan

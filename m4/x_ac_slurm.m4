@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_SLURM: find slurm/spank.h and the directory slurmstepd loads plugins from.
 #   --with-slurm=PREFIX         where Slurm is installed (default: search)
 #   --with-slurm-plugindir=DIR  where to install distenv.so (default: from Slurm)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_WARNINGS: strict warnings; -Werror unless --disable-werror.
 AC_DEFUN([X_AC_WARNINGS], [
   AC_ARG_ENABLE([werror],

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # releases.sh: which Debian release's archive ships which Slurm, the one
 # table distenv-cluster, build-deb and the tests share (sourced, defines

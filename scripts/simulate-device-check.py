@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Pick this process's GPU the way training code does, and use it.
 
     distenv-simulate --nodes 2 -- /usr/bin/python3 scripts/simulate-device-check.py --device-by rank

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The acceptance check people run by hand, in PyTorch: join the world through
 env:// (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE as distenv sets them, with
 no torchrun), all_reduce rank+1, and print one checklist line per rank.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv SPANK plugin: options, plugstack arguments, and dispatch to the
  * file for the place we run in (srun.c: srun; stepd.c: slurmstepd).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* State shared by the plugin's per-context files. */
 #ifndef DISTENV_PLUGIN_H
 #define DISTENV_PLUGIN_H

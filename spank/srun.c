@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srun side: only srun knows the real step layout (arbitrary distribution
  * puts task 0 wherever the hostfile says; het steps start rank 0 in
  * component 0). Tell the tasks, through srun's exported environment, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd side: in each task, just before exec, compute the torchrun
  * environment (layout.c) and set it, keeping what the user set. Errors fail
  * this task with the reason on its stderr; slurmstepd carries on.

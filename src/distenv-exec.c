@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv-exec: the plugin's environment without the plugin.
  *
  *   srun distenv-exec [--check] python train.py
@@ -26,6 +27,7 @@
 #include "err.h"
 #include "hostlist.h"
 #include "layout.h"
+#include "opterr.h"
 #include "parse.h"
 #include "env.h"
 #include "port.h"
@@ -67,11 +69,12 @@ static int port_range(struct de_config *cfg, struct de_err *err)
 	const char *smax = getenv("DISTENV_PORT_MAX");
 	unsigned long min = cfg->port_min, max = cfg->port_max;
 
+	/* parse.h's rule: unset is the default, empty or malformed an error. */
 	if (smin != NULL &&
-	    de_parse_ulong("DISTENV_PORT_MIN", smin, 1024, 65535, &min, err))
+	    de_env_ulong("DISTENV_PORT_MIN", smin, 1024, 65535, &min, err))
 		return -1;
 	if (smax != NULL &&
-	    de_parse_ulong("DISTENV_PORT_MAX", smax, 1024, 65535, &max, err))
+	    de_env_ulong("DISTENV_PORT_MAX", smax, 1024, 65535, &max, err))
 		return -1;
 	if (min > max)
 		return de_errf(err, "DISTENV_PORT_MIN=%lu is above DISTENV_PORT_MAX=%lu%s",
@@ -127,7 +130,7 @@ out:
 }
 
 /* distenv-check: DISTENV_CHECK, else next to this binary, else the
- * installed one. */
+ * installed one. An empty DISTENV_CHECK was refused in main. */
 static const char *check_path(char *buf, size_t len)
 {
 	const char *p = getenv("DISTENV_CHECK");
@@ -135,7 +138,7 @@ static const char *check_path(char *buf, size_t len)
 	ssize_t n;
 	char *slash;
 
-	if (p != NULL && *p != '\0')
+	if (p != NULL)
 		return p;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
@@ -229,13 +232,9 @@ int main(int argc, char **argv)
 		case 'V':
 			printf(PROG " (distenv) %s\n", PACKAGE_VERSION);
 			return fflush(stdout) == 0 ? 0 : 1;
-		case ':':
-			return de_usage_error(PROG, "option '%s' needs an argument",
-					   argv[optind - 1]);
-		default:
-			if (optopt)
-				return de_usage_error(PROG, "unknown option '-%c'", optopt);
-			return de_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
+		default: /* ':' or '?' */
+			de_opterr(&err, argc, argv, optind, optopt, opts, opt);
+			return de_usage_error(PROG, "%s", err.msg);
 		}
 	}
 	if (check_value_apart(argv, optind, check_bare))
@@ -244,8 +243,11 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		return de_usage_error(PROG, "no PROGRAM to run");
 
-	if (port_range(&cfg, &err))
-		return de_error(PROG, "%s", err.msg);
+	/* distenv-exec's own settings, twins of options: a bad one is a
+	 * usage error (2), as a bad option is. */
+	if (port_range(&cfg, &err) ||
+	    de_env_str("DISTENV_CHECK", getenv("DISTENV_CHECK"), "the path of distenv-check", &err))
+		return de_usage_error(PROG, "%s", err.msg);
 	if (getenv("SLURM_JOB_ID") == NULL)
 		return de_error(PROG, "SLURM_JOB_ID is not set: run " PROG " in a Slurm job (srun " PROG " PROGRAM, or in the job script)");
 
@@ -263,8 +265,8 @@ int main(int argc, char **argv)
 		 * without it the hostfile is the only record of the layout. */
 		if (hostfile == NULL || *hostfile == '\0') {
 			if (getenv(DE_MASTER_HINT_VAR) == NULL)
-				return de_error(PROG, "SLURM_DISTRIBUTION=%s but SLURM_HOSTFILE is not set: cannot tell which host runs task 0",
-						dist);
+				return de_error(PROG, "SLURM_DISTRIBUTION=%s but SLURM_HOSTFILE is %s: cannot tell which host runs task 0",
+						dist, hostfile == NULL ? "not set" : "empty");
 		} else {
 			if (hostfile_first(hostfile, task0, sizeof(task0), &err)) {
 				if (getenv(DE_MASTER_HINT_VAR) == NULL)

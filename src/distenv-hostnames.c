@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv-hostnames: `scontrol show hostnames` without slurmctld.
  *
  * Prints the hosts of one or more Slurm hostlist expressions, one a line,
@@ -17,10 +18,14 @@
 
 #include "err.h"
 #include "hostlist.h"
+#include "opterr.h"
 
 #define PROG "distenv-hostnames"
 
 enum mode { MODE_ALL, MODE_FIRST, MODE_COUNT, MODE_INDEX };
+
+/* --slurm-22 has no short form: its val is no character (opterr.h). */
+enum { OPT_SLURM22 = 256 };
 
 static void usage(FILE *f)
 {
@@ -102,7 +107,7 @@ int main(int argc, char **argv)
 		{ "first", no_argument, NULL, 'f' },
 		{ "count", no_argument, NULL, 'c' },
 		{ "index", required_argument, NULL, 'i' },
-		{ "slurm-22", no_argument, NULL, '2' },
+		{ "slurm-22", no_argument, NULL, OPT_SLURM22 },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -134,7 +139,7 @@ int main(int argc, char **argv)
 			mode = MODE_INDEX;
 			nmodes++;
 			break;
-		case '2':
+		case OPT_SLURM22:
 			flags &= ~(unsigned)DE_HL_SUFFIX;
 			break;
 		case 'h':
@@ -143,14 +148,9 @@ int main(int argc, char **argv)
 		case 'V':
 			printf(PROG " (distenv) %s\n", PACKAGE_VERSION);
 			return finish();
-		case ':':
-			return de_usage_error(PROG, "option '%s' needs an argument",
-					   argv[optind - 1]);
-		default:
-			if (optopt)
-				return de_usage_error(PROG, "unknown option '-%c'", optopt);
-			return de_usage_error(PROG, "unknown option '%s'",
-					   argv[optind - 1]);
+		default: /* ':' or '?' */
+			de_opterr(&err, argc, argv, optind, optopt, opts, opt);
+			return de_usage_error(PROG, "%s", err.msg);
 		}
 	}
 	if (nmodes > 1)
@@ -164,6 +164,10 @@ int main(int argc, char **argv)
 			env_expr[0] = getenv("SLURM_JOB_NODELIST");
 		if (!env_expr[0])
 			return de_usage_error(PROG, "no EXPR given and neither SLURM_NODELIST nor SLURM_JOB_NODELIST is set");
+		/* parse.h's rule: an empty variable is named, never unset. */
+		if (env_expr[0][0] == '\0')
+			return de_usage_error(PROG, "no EXPR given and %s is empty: expected a hostlist expression",
+					      getenv("SLURM_NODELIST") ? "SLURM_NODELIST" : "SLURM_JOB_NODELIST");
 		exprs = env_expr;
 		nexpr = 1;
 	}

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Runs in every rank of the smoke job after distenv-check passed: prints
 the torchrun environment distenv set, and fails if any of it is missing or
 inconsistent with Slurm's own variables."""

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The data port: one thread and one epoll loop serve every inbound data
  * connection at once. (The node probe has a listener of its own, which
  * the kernel answers: the loop only closes what shows up there.)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Authentication of the rendezvous and the data plane (see auth.h).
  * Crypto is libsodium's; MUNGE does what it does for Slurm itself: it
  * proves the uid of whoever made a credential, and lets rank 0 hand the
@@ -17,6 +18,7 @@
 #endif
 
 #include "auth.h"
+#include "parse.h"
 #include "secret.h"
 
 /* The modes whose proofs are HMACs keyed with a secret every rank has. */
@@ -30,16 +32,11 @@ static const char *secret_what(const struct de_auth *a)
 
 const char *de_auth_name(const struct de_auth *a)
 {
-	switch (a->mode) {
-	case DE_AUTH_MUNGE:
-		return "munge";
-	case DE_AUTH_SECRET:
-		return "shared secret";
-	case DE_AUTH_STEP:
-		return "step secret";
-	default:
-		return "none (--insecure)";
-	}
+	enum de_auth_source src = a->mode == DE_AUTH_MUNGE ? DE_SRC_MUNGE :
+				  a->mode == DE_AUTH_SECRET ? DE_SRC_USER_SECRET :
+				  a->mode == DE_AUTH_STEP ? DE_SRC_STEP_SECRET : DE_SRC_INSECURE;
+
+	return de_auth_method_of(src)->name;
 }
 
 void de_auth_nonce(uint8_t nonce[DE_NONCE_BYTES])
@@ -200,6 +197,34 @@ static void secret_key(const char *label, const char *secret, uint8_t key[32])
 	crypto_hash_sha256_final(&st, key);
 }
 
+/* What de_auth_first asks: does this source apply here? */
+struct usable_ctx {
+	int insecure, has_user, has_step;
+	struct de_err *munge_why; /* why MUNGE is not usable, once asked */
+};
+
+static int source_usable(enum de_auth_source src, void *ctx)
+{
+	struct usable_ctx *u = ctx;
+
+	switch (src) {
+	case DE_SRC_INSECURE:
+		return u->insecure;
+	case DE_SRC_USER_SECRET:
+		return u->has_user;
+	case DE_SRC_MUNGE:
+#ifdef HAVE_MUNGE
+		return munge_usable(u->munge_why) == 0;
+#else
+		return 0;
+#endif
+	case DE_SRC_STEP_SECRET:
+		return u->has_step;
+	default:
+		return 0;
+	}
+}
+
 int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecure,
 		 struct de_fail *f)
 {
@@ -209,7 +234,8 @@ int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecu
 	const char *ins = getenv("DISTENV_INSECURE");
 	struct de_err why = { "built without MUNGE" };
 	char buf[4096];
-	int munge_ok = 0, has_user;
+	int ins_on;
+	struct usable_ctx u = { 0, 0, 0, &why };
 	struct de_err e;
 
 	if (sodium_init() < 0)
@@ -217,7 +243,16 @@ int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecu
 	a->token = token;
 	a->rank = rank;
 	a->uid = (unsigned int)getuid();
-	insecure = insecure || (ins != NULL && strcmp(ins, "1") == 0);
+	/* parse.c's rule: DISTENV_INSECURE is a flag of the accepted
+	 * spellings, and an empty variable is an error, never unset. */
+	if (de_env_flag("DISTENV_INSECURE", ins, &ins_on, &e))
+		return de_fail_set(f, DE_D_ENV_VALUE, "%s", e.msg);
+	if (de_env_str("DISTENV_SECRET", secret, "a secret of at least 16 bytes, the same in every rank", &e) ||
+	    de_env_str("DISTENV_SECRET_FILE", file, "the path of a file holding the secret", &e) ||
+	    de_env_str(DE_STEP_SECRET_VAR, step, "64 hex digits (the distenv plugin sets it in srun)", &e) ||
+	    de_env_str("DISTENV_MUNGE_SOCKET", getenv("DISTENV_MUNGE_SOCKET"), "the path of munged's socket", &e))
+		return de_fail_set(f, DE_D_ENV_VALUE, "%s", e.msg);
+	insecure = insecure || ins_on;
 	if (!insecure && (secret == NULL || *secret == '\0') && file != NULL && *file) {
 		struct stat st;
 		FILE *fp = fopen(file, "r");
@@ -239,13 +274,12 @@ int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecu
 			return de_fail_set(f, DE_D_USAGE, "DISTENV_SECRET_FILE=%s is empty", file);
 		secret = buf;
 	}
-	has_user = secret != NULL && *secret;
-#ifdef HAVE_MUNGE
-	/* Asked only when no secret of the user's comes first. */
-	if (!insecure && !has_user)
-		munge_ok = munge_usable(&why) == 0;
-#endif
-	switch (de_auth_pick(insecure, has_user, munge_ok, step != NULL && *step)) {
+	u.insecure = insecure;
+	u.has_user = secret != NULL && *secret;
+	u.has_step = step != NULL && *step;
+	/* The order is de_auth_methods' (secret.c): MUNGE is asked only when
+	 * nothing before it applies. */
+	switch (de_auth_first(source_usable, &u)) {
 	case DE_SRC_INSECURE:
 		a->mode = DE_AUTH_NONE;
 		if (a->rank == 0)
@@ -308,7 +342,8 @@ int de_auth_hello_make(struct de_auth *a, const uint8_t sn[DE_NONCE_BYTES],
 			munge_ctx_destroy(ctx);
 		if (e != EMUNGE_SUCCESS || strlen(cred) > DE_PROTO_MAX_AUTH) {
 			free(cred);
-			return de_fail_set(f, DE_D_USAGE, "MUNGE credential for the rendezvous: %s",
+			return de_fail_set(f, DE_D_USAGE, "MUNGE: munged gave no credential for the rendezvous: %s "
+					   "(DISTENV_MUNGE_SOCKET names its socket; DISTENV_SECRET does without it)",
 					   munge_strerror(e));
 		}
 		snprintf(h->auth, sizeof(h->auth), "%s", cred);
@@ -455,14 +490,14 @@ int de_auth_peers_check(struct de_auth *a, const uint8_t *table, size_t len,
 		if (sscanf(auth, "%199[0-9a-f]:%199[0-9a-f]:%199[0-9a-f]", part[0], part[1], part[2]) != 3 ||
 		    from_hex(part[0], nonce, sizeof(nonce)) || from_hex(part[1], box, sizeof(box)) ||
 		    from_hex(part[2], got, sizeof(got)))
-			return de_fail_set(f, DE_D_USAGE, "rank 0's answer carries no valid proof of %s (a different secret, or not our rank 0)",
+			return de_fail_set(f, DE_D_AUTH, "rank 0's answer carries no valid proof of %s (a different secret, or not our rank 0)",
 					   secret_what(a));
 		m_put(&m, nonce, sizeof(nonce));
 		m_put(&m, box, sizeof(box));
 		hmac(a->secret_key, &m, mac);
 		if (sodium_memcmp(mac, got, 32) != 0 ||
 		    crypto_secretbox_open_easy(a->session_key, box, sizeof(box), nonce, a->secret_key) != 0)
-			return de_fail_set(f, DE_D_USAGE, "rank 0's answer fails the check of %s: a different secret in rank 0, or not our rank 0",
+			return de_fail_set(f, DE_D_AUTH, "rank 0's answer fails the check of %s: a different secret in rank 0, or not our rank 0",
 					   secret_what(a));
 		a->have_session = 1;
 		return 0;
@@ -484,7 +519,7 @@ int de_auth_peers_check(struct de_auth *a, const uint8_t *table, size_t len,
 			if (payload)
 				sodium_memzero(payload, (size_t)plen);
 			free(payload);
-			return de_fail_set(f, DE_D_USAGE, "rank 0's answer is not authentic (%s)",
+			return de_fail_set(f, DE_D_AUTH, "rank 0's answer is not authentic (%s)",
 					   e != EMUNGE_SUCCESS ? munge_strerror(e) :
 					   (unsigned int)uid != a->uid ? "made by another uid" :
 					   "bound to another table, rank or nonce");

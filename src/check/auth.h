@@ -1,8 +1,10 @@
-/* Who may join a job's rendezvous and data plane. A user's shared secret
- * (DISTENV_SECRET) first; else MUNGE (the cluster's own authentication)
- * where munged runs; else the step's secret that the plugin's srun side
- * made (DISTENV_STEP_SECRET: clusters on auth/slurm, no munged); nothing
- * only with an explicit --insecure. The order: de_auth_pick (secret.h). */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Who may join a job's rendezvous and data plane: --insecure (nobody is
+ * checked); else a user's shared secret (DISTENV_SECRET); else MUNGE (the
+ * cluster's own authentication) where munged runs; else the step's secret
+ * that the plugin's srun side made (DISTENV_STEP_SECRET: clusters on
+ * auth/slurm, no munged); else distenv-check refuses to run. The order is
+ * one table, de_auth_methods (secret.h), that --help prints too. */
 #ifndef DISTENV_AUTH_H
 #define DISTENV_AUTH_H
 
@@ -28,8 +30,7 @@ struct de_auth {
 	int have_session;
 };
 
-/* Picks the mode: insecure, DISTENV_SECRET / DISTENV_SECRET_FILE, MUNGE,
- * DISTENV_STEP_SECRET. */
+/* Picks the mode: the first of de_auth_methods that applies. */
 int de_auth_init(struct de_auth *a, const char *token, uint32_t rank, int insecure,
 		 struct de_fail *f);
 const char *de_auth_name(const struct de_auth *a);

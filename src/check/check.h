@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv-check: the state of one rank, in parts that each module reads:
  * the options (main.c), who this rank is (read from the environment
  * once), its credentials (auth.c), its rendezvous link and data listener
@@ -38,6 +39,11 @@ struct de_opts {
 struct de_ident {
 	uint32_t rank, world, local_rank, local_world, node_rank;
 	int have_local_rank, have_local_world, have_node_rank; /* set in the environment */
+	int have_rank;   /* RANK read: until then this process is no rank, not rank 0 */
+	/* DISTENV_SIMULATED: distenv-simulate's pseudo-nodes, all on this one
+	 * host through 127.0.0.1 by design: the loopback checks are for
+	 * real nodes. */
+	int simulated;
 	uint32_t nnodes; /* from Slurm/torchrun when known, else 0 */
 	char host[DE_PROTO_MAX_STR + 1];
 	char master[DE_PROTO_MAX_STR + 1];
@@ -91,6 +97,7 @@ struct de_check {
 	const struct de_backend_ops *be; /* resolved backend */
 	char device[64];         /* "cpu" or "cuda:0" */
 	struct de_pairs_state *pairs; /* --pairs only (pairs.h) */
+	int64_t deadline;        /* start + --timeout: every wait ends by it (budget.h) */
 };
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The failure helper and the logger every file of distenv-check uses. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv-check's one error idiom. A function that fails fills a
  * struct de_fail (the diagnosis and one sentence about this instance of
  * it) and returns -1: `return de_fail_set(f, DE_D_..., "...", ...)`.

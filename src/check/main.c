@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv-check: proves the ranks of a job can talk, on the real network,
  * before training. Reads the torchrun environment (or derives it from
  * SLURM_* with the plugin's own code), meets the other ranks at
  * MASTER_ADDR:MASTER_PORT, probes every pair of nodes, runs an allreduce
  * (TCP ring or NCCL), verifies it, and prints one line per rank, or one
- * named diagnosis. Never hangs: every wait is bounded by --timeout. */
+ * named diagnosis. Never hangs: --timeout bounds the whole run (budget.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -24,11 +25,13 @@
 #include "check.h"
 #include "hostlist.h"
 #include "layout.h"
+#include "opterr.h"
 #include "pairs.h"
 #include "pairs_report.h"
 #include "parse.h"
 #include "rendezvous.h"
 #include "report.h"
+#include "secret.h"
 #include "settings.h"
 #include "socket.h"
 #include "world.h"
@@ -41,6 +44,18 @@ static const char *env_get(void *ctx, const char *name)
 	return getenv(name);
 }
 
+/* --help's authentication part: de_auth_methods, in its order. */
+static void usage_auth(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "Authentication, the first that applies (the PASS line names it):\n");
+	for (i = 0; i < DE_AUTH_NMETHODS; i++)
+		fprintf(out, "  %zu. %s: %s\n       %s\n", i + 1, de_auth_methods[i].name,
+			de_auth_methods[i].when, de_auth_methods[i].what);
+	fprintf(out, "  none of them: distenv-check refuses to run (usage, exit status 2).\n");
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -50,7 +65,8 @@ static void usage(FILE *out)
 		"ranks can talk: rendezvous, node-to-node probe, allreduce, verification.\n\n"
 		"  --backend=auto|socket|nccl  auto: nccl when NCCL and the CUDA runtime load\n"
 		"                              (at run time) and a GPU is visible, else socket\n"
-		"  --timeout=SECONDS           bound on every phase (default 60)\n"
+		"  --timeout=SECONDS           bound on the whole run (default 60): every wait\n"
+		"                              ends by it, the verdict comes at most 2 s later\n"
 		"  --count=N                   elements in the check's allreduce (default %d)\n"
 		"  -d, --dtype=float32|float64|int32|int64  (default float32)\n"
 		"  --bench                     size sweep with bandwidth table (nccl-tests style)\n"
@@ -83,15 +99,13 @@ static void usage(FILE *out)
 		"shortened while unambiguous.\n\n"
 		"Exact at any size: the check's inputs are small integers, exact in float32\n"
 		"up to 2^24 ranks and in int32 up to 2^31-1; float64 and int64 at any size.\n"
-		"Authentication: MUNGE where munged runs (every Slurm node; the socket from\n"
-		"slurm.conf's AuthInfo or DISTENV_MUNGE_SOCKET), else DISTENV_SECRET or\n"
-		"DISTENV_SECRET_FILE (the same secret, 16 bytes or more, in every rank),\n"
-		"else --insecure.\n"
 		"Environment: DISTENV_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME)\n"
-		"picks the data interface; by default the one that routes to MASTER_ADDR.\n"
-		"Exit status: 0 every rank verified, 1 the check failed, 2 bad usage or a bad\n"
-		"variable. See man distenv-check.\n",
+		"picks the data interface; by default the one that routes to MASTER_ADDR.\n",
 		DEFAULT_COUNT);
+	usage_auth(out);
+	fprintf(out,
+		"Exit status: 0 every rank verified, 1 the check failed, 2 bad usage or a bad\n"
+		"variable, found before the rendezvous. See man distenv-check.\n");
 }
 
 /* SIZE: a byte count with an optional K/M/G (1024-based) suffix. */
@@ -305,15 +319,10 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf("distenv-check %s\n", PACKAGE_VERSION);
+			printf("distenv-check (distenv) %s\n", PACKAGE_VERSION);
 			exit(0);
-		case ':':
-			return de_errf(err, "%s needs a value", argv[optind - 1]);
-		default:
-			if (optopt != 0 && optopt < 256)
-				return de_errf(err, "unknown option \"-%c\"", optopt);
-			return de_errf(err, "unknown or ambiguous option \"%s\"",
-				       argv[optind - 1]);
+		default: /* ':' or '?' */
+			return de_opterr(err, argc, argv, optind, optopt, longopts, ch);
 		}
 	}
 	if (optind < argc)
@@ -322,6 +331,8 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 		return de_errf(err, "--pair-bytes, --pair-threshold and --pairs-out go with --pairs");
 	if (c->o.pairs && c->o.bench)
 		return de_errf(err, "--pairs and --bench: one at a time");
+	if (c->o.pairs && c->o.json)
+		return de_errf(err, "--json and --pairs: the pair matrix has no JSON on standard output; --pairs-out=DIR writes DIR/pairs.json");
 	if (c->o.pairs && c->o.summary != NULL)
 		return de_errf(err, "--json-summary is the check's verdict: with --pairs, --pairs-out=DIR writes pairs.json");
 	/* Bench sizes must hold at least one element each. */
@@ -334,15 +345,30 @@ static int parse_opts(struct de_check *c, int argc, char **argv,
 	return 0;
 }
 
-/* 2^32-1 is DE_UNSET in a HELLO: no rank, size or index takes it. */
+/* Every number distenv-check reads from the environment goes through
+ * parse.c's de_env_ulong (empty is an error, never unset). 2^32-1 is
+ * DE_UNSET in a HELLO: no rank, size or index takes it. */
 static int get_u32(const char *name, uint32_t min, uint32_t *out,
 		   struct de_err *err)
 {
 	unsigned long v;
 
-	if (de_parse_ulong(name, getenv(name), min, DE_UNSET - 1ul, &v, err))
+	if (de_env_ulong(name, getenv(name), min, DE_UNSET - 1ul, &v, err))
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* A string variable of distenv's or torchrun's: NULL when unset, an
+ * error when set but empty. */
+static int get_str(const char *name, const char *expected, const char **out,
+		   struct de_fail *f)
+{
+	struct de_err e;
+
+	*out = getenv(name);
+	if (de_env_str(name, *out, expected, &e))
+		return de_fail_set(f, DE_D_ENV_VALUE, "%s", e.msg);
 	return 0;
 }
 
@@ -387,7 +413,10 @@ static int read_env(struct de_check *c, struct de_fail *f)
 		c->id.env_source = "SLURM_* variables";
 	}
 	if (get_u32("WORLD_SIZE", 1, &c->id.world, &e) || get_u32("RANK", 0, &c->id.rank, &e))
-		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
+		return de_fail_set(f, DE_D_ENV_VALUE, "%s", e.msg);
+	/* From here on this process knows who it is; before, it must never
+	 * act as rank 0 (rank is 0 from the memset). */
+	c->id.have_rank = 1;
 	if (c->id.rank >= c->id.world)
 		return de_fail_set(f, DE_D_RANK_RANGE, "RANK=%u is not below WORLD_SIZE=%u",
 				   c->id.rank, c->id.world);
@@ -413,31 +442,57 @@ static int read_env(struct de_check *c, struct de_fail *f)
 		c->id.have_node_rank = g != NULL || n != NULL;
 		c->id.node_rank = g ? gv : nv;
 	}
-	if ((v = getenv("GROUP_WORLD_SIZE")) || (v = getenv("SLURM_STEP_NUM_NODES")) ||
-	    (v = getenv("SLURM_NNODES")))
-		c->id.nnodes = (uint32_t)strtoul(v, NULL, 10);
+	{
+		/* The node count: torchrun's, else Slurm's; the first one set
+		 * is the one read, and it must be a count. */
+		static const char *const nn[] = { "GROUP_WORLD_SIZE", "SLURM_STEP_NUM_NODES", "SLURM_NNODES" };
+
+		for (i = 0; i < sizeof(nn) / sizeof(nn[0]); i++) {
+			if (getenv(nn[i]) == NULL)
+				continue;
+			if (get_u32(nn[i], 1, &c->id.nnodes, &e))
+				return de_fail_set(f, DE_D_ENV_VALUE, "%s", e.msg);
+			break;
+		}
+	}
 	v = getenv("MASTER_ADDR");
-	if (v[0] == '\0' || strlen(v) > DE_PROTO_MAX_STR)
-		return de_fail_set(f, DE_D_ENV, "MASTER_ADDR=\"%s\": expected a host name", v);
+	if (v[0] == '\0')
+		return de_fail_set(f, DE_D_ENV_VALUE, "MASTER_ADDR is empty: expected a host name");
+	if (strlen(v) > DE_PROTO_MAX_STR)
+		return de_fail_set(f, DE_D_ENV_VALUE, "MASTER_ADDR \"%.40s...\": expected a host name of at most %d characters",
+				   v, DE_PROTO_MAX_STR);
 	snprintf(c->id.master, sizeof(c->id.master), "%s", v);
-	if (de_parse_ulong("MASTER_PORT", getenv("MASTER_PORT"), 1, 65535, &port, &e))
-		return de_fail_set(f, DE_D_ENV, "%s", e.msg);
+	if (de_env_ulong("MASTER_PORT", getenv("MASTER_PORT"), 1, 65535, &port, &e))
+		return de_fail_set(f, DE_D_ENV_VALUE, "%s", e.msg);
 	c->id.master_port = (uint16_t)port;
 	/* distenv-simulate's pseudo-nodes share this host's name: each is its
-	 * own node to the layout check and the probe, named as it names them. */
-	if ((v = getenv("DISTENV_SIMULATED")) != NULL && *v &&
-	    (v = getenv("DISTENV_SIMULATED_NODE")) != NULL && *v)
-		snprintf(c->id.host, sizeof(c->id.host), "node%.20s", v);
+	 * own node to the layout check and the probe, named as it names them.
+	 * DISTENV_SIMULATED is their count, DISTENV_SIMULATED_NODE this one. */
+	if (getenv("DISTENV_SIMULATED") != NULL) {
+		uint32_t nsim, node;
+
+		if (get_u32("DISTENV_SIMULATED", 1, &nsim, &e))
+			return de_fail_set(f, DE_D_ENV_VALUE, "%s (the pseudo-nodes of distenv-simulate)", e.msg);
+		c->id.simulated = 1;
+		if (getenv("DISTENV_SIMULATED_NODE") != NULL) {
+			if (get_u32("DISTENV_SIMULATED_NODE", 0, &node, &e))
+				return de_fail_set(f, DE_D_ENV_VALUE, "%s", e.msg);
+			snprintf(c->id.host, sizeof(c->id.host), "node%u", node);
+		}
+	}
 	/* Only the ranks of this launch may join: other jobs are turned away. */
-	if ((v = getenv("SLURM_JOB_ID")) != NULL && have_slurm)
-		snprintf(c->id.token, sizeof(c->id.token), "slurm:%s.%s", v,
+	if (get_str("DISTENV_TOKEN", "a token naming this launch, the same in every rank", &v, f))
+		return -1;
+	if (getenv("SLURM_JOB_ID") != NULL && have_slurm)
+		snprintf(c->id.token, sizeof(c->id.token), "slurm:%s.%s", getenv("SLURM_JOB_ID"),
 			 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "batch");
-	else if ((v = getenv("DISTENV_TOKEN")) != NULL)
+	else if (v != NULL)
 		snprintf(c->id.token, sizeof(c->id.token), "token:%.100s", v);
 	else
 		snprintf(c->id.token, sizeof(c->id.token), "manual:%.80s:%u", c->id.master,
 			 c->id.master_port);
-	c->id.nodelist = getenv("SLURM_STEP_NODELIST");
+	if (get_str("SLURM_STEP_NODELIST", "the step's nodes (a hostlist expression)", &c->id.nodelist, f))
+		return -1;
 	return 0;
 }
 
@@ -480,15 +535,6 @@ static int is_numeric_addr(const char *s)
 	return rc == 0;
 }
 
-static int simulated(void)
-{
-	/* distenv-simulate runs N pseudo-nodes on this one host, all through
-	 * 127.0.0.1 by design: the loopback checks are for real nodes. */
-	const char *sim = getenv("DISTENV_SIMULATED");
-
-	return sim != NULL && *sim != '\0';
-}
-
 /* On a job of several nodes nothing may go through loopback: MASTER_ADDR
  * or this host's name (peers are told to connect to it)... */
 static int name_loopback(struct de_check *c, uint32_t nodes, const char *counted,
@@ -498,7 +544,7 @@ static int name_loopback(struct de_check *c, uint32_t nodes, const char *counted
 	struct de_err e;
 	char a[64];
 
-	if (nodes <= 1 || simulated())
+	if (nodes <= 1 || c->id.simulated)
 		return 0;
 	if (de_addr_is_loopback(&c->net.master_addr)) {
 		de_addr_str(&c->net.master_addr, a, sizeof(a));
@@ -521,13 +567,15 @@ static int iface_loopback(struct de_check *c, uint32_t nodes, const char *counte
 {
 	char a[64];
 
-	if (nodes <= 1 || simulated())
+	if (nodes <= 1 || c->id.simulated)
 		return 0;
 	if (de_addr_is_loopback(&c->net.data_addr)) {
 		de_addr_str(&c->net.data_addr, a, sizeof(a));
 		return de_fail_set(f, DE_D_USAGE,
-				   "the data interface %s (%s, by %s) is loopback on a %u-node job%s",
-				   c->net.iface, a, c->net.iface_how, nodes, counted);
+				   "the data interface %s (%s, by %s) is loopback on a %u-node job%s%s",
+				   c->net.iface, a, c->net.iface_how, nodes, counted,
+				   strchr(c->net.iface_how, '=') ? "" :
+				   ": name the interface the other nodes reach in DISTENV_SOCKET_IFNAME");
 	}
 	return 0;
 }
@@ -562,7 +610,8 @@ static int gloo_ifaces(struct de_check *c, const char *spec, struct de_fail *f)
 	for (tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
 		snprintf(exact, sizeof(exact), "=%.60s", tok);
 		if (de_iface_pick(exact, c->net.master_addr.ss.ss_family, &a, name, sizeof(name), &e))
-			return de_fail_set(f, DE_D_USAGE, "GLOO_SOCKET_IFNAME=%s: %s", spec, e.msg);
+			return de_fail_set(f, DE_D_USAGE, "GLOO_SOCKET_IFNAME=\"%s\": %s%s", spec, e.msg,
+					   strchr(spec, ',') ? "; gloo opens a device on every name listed, so each must exist" : "");
 		if (first) {
 			c->net.data_addr = a;
 			snprintf(c->net.iface, sizeof(c->net.iface), "%s", name);
@@ -590,7 +639,12 @@ static int preflight(struct de_check *c, struct de_fail *f)
 				   c->id.master, c->id.nodelist);
 	/* The data listener: the interface the user named, else the one
 	 * that routes to MASTER_ADDR, as gloo does. */
-	if ((spec = getenv("DISTENV_SOCKET_IFNAME")) != NULL && *spec) {
+	/* DISTENV_SOCKET_IFNAME is ours: empty is an error, as for every
+	 * variable of distenv's. GLOO_ and NCCL_SOCKET_IFNAME keep their
+	 * owners' reading: empty is not set (PyTorch, NCCL). */
+	if (get_str("DISTENV_SOCKET_IFNAME", "interface names in NCCL's syntax (eth0, =eth0, ^docker)", &spec, f))
+		return -1;
+	if (spec != NULL) {
 		how = "DISTENV_SOCKET_IFNAME";
 	} else if ((spec = getenv("GLOO_SOCKET_IFNAME")) != NULL && *spec) {
 		how = "GLOO_SOCKET_IFNAME";
@@ -608,7 +662,7 @@ static int preflight(struct de_check *c, struct de_fail *f)
 		/* NCCL's syntax: prefixes, =exact, ^exclude, comma lists. */
 		if (de_iface_pick(spec, c->net.master_addr.ss.ss_family, &c->net.data_addr,
 				  c->net.iface, sizeof(c->net.iface), &e))
-			return de_fail_set(f, DE_D_USAGE, "%s=%s: %s", how, spec, e.msg);
+			return de_fail_set(f, DE_D_USAGE, "%s=\"%s\": %s", how, spec, e.msg);
 		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s=%s", how, spec);
 	} else {
 		if (de_route_source(&c->net.master_addr, &c->net.data_addr, c->net.iface,
@@ -623,10 +677,12 @@ static int preflight(struct de_check *c, struct de_fail *f)
 	 * SYNs, which come back only after a 1 s retransmission. */
 	c->net.data_fd = de_listen(&c->net.data_addr, 4096, &e);
 	if (c->net.data_fd < 0)
-		return de_fail_set(f, DE_D_USAGE, "data listener: %s", e.msg);
+		return de_fail_set(f, DE_D_USAGE, "data listener on %s (by %s; DISTENV_SOCKET_IFNAME picks another): %s",
+				   c->net.iface, c->net.iface_how, e.msg);
 	c->net.probe_fd = de_listen_probe(&c->net.data_addr, &c->net.probe_port, &e);
 	if (c->net.probe_fd < 0)
-		return de_fail_set(f, DE_D_USAGE, "probe listener: %s", e.msg);
+		return de_fail_set(f, DE_D_USAGE, "probe listener on %s (by %s; DISTENV_SOCKET_IFNAME picks another): %s",
+				   c->net.iface, c->net.iface_how, e.msg);
 	return 0;
 }
 
@@ -747,9 +803,7 @@ static int check_mode(struct de_check *c, size_t count, struct de_fail *f)
 	if (de_rdv_phase(c, wrong ? DE_D_WRONG_RESULT : DE_OK, (uint64_t)wrong,
 			 wrong ? line : "", NULL, 0, f))
 		return -1;
-	if (c->id.rank == 0)
-		de_report_pass(c, count);
-	return 0;
+	return 0; /* rank 0's PASS: main, once the summary is written */
 }
 
 /* The bench size after bytes (times --stepfactor), 0 past MAX: as
@@ -829,19 +883,33 @@ static int count_sizes(const struct de_check *c)
 	return n;
 }
 
-/* --json-summary: rank 0 only (or a rank that never learnt its rank).
- * A summary that cannot be written fails the run: CI would read none. */
+/* --json-summary: rank 0 only. A process that could not read its RANK
+ * writes none: it cannot know it is rank 0, and every rank of a broken
+ * launch would write one. A summary that cannot be written fails the
+ * run (CI would read none): -1 with e. */
 static int write_summary(const struct de_check *c, const struct de_fail *f, size_t count,
-			 int64_t t0)
+			 int64_t t0, struct de_err *e)
+{
+	if (c->o.summary == NULL || !c->id.have_rank || c->id.rank != 0)
+		return 0;
+	return de_report_summary(c, c->o.summary, f, count, (double)(de_now_ms() - t0), e);
+}
+
+/* Rank 0, before the rendezvous: the files it is asked to write can be
+ * written, and gnuplot is there, or the run stops now (a usage error,
+ * exit status 2) rather than after the check. */
+static int outputs_ready(struct de_check *c, struct de_fail *f)
 {
 	struct de_err e;
 
-	if (c->o.summary == NULL || c->id.rank != 0)
+	if (c->id.rank != 0)
 		return 0;
-	if (de_report_summary(c, c->o.summary, f, count, (double)(de_now_ms() - t0), &e)) {
-		de_log("rank 0", "%s", e.msg);
-		return -1;
+	if (c->o.summary != NULL && de_report_summary_ready(c->o.summary, &e)) {
+		c->o.summary = NULL; /* nothing to write the verdict to */
+		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
 	}
+	if (c->o.pairs && c->o.pairs_out != NULL && de_pairs_out_ready(c, &e))
+		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
 	return 0;
 }
 
@@ -853,14 +921,9 @@ static int pairs_mode(struct de_check *c, struct de_fail *f)
 	struct de_err e;
 	int probe, rc;
 
+	/* --pairs-out's folder and gnuplot: rank 0 saw to them in setup. */
 	if (de_pairs_prepare(c, f))
 		return de_rdv_report_failure(c, f);
-	/* Before anything is measured: a run that cannot write its files
-	 * says so now, to every rank. */
-	if (c->id.rank == 0 && c->o.pairs_out != NULL && de_pairs_out_ready(c, &e)) {
-		de_fail_set(f, DE_D_USAGE, "%s", e.msg);
-		return de_rdv_report_failure(c, f);
-	}
 	probe = de_probe_nodes(c, f, report, sizeof(report));
 	rc = de_pairs_run(c, probe, report, f);
 	if (rc < 0 || c->id.rank != 0)
@@ -901,13 +964,14 @@ static int setup(struct de_check *c, struct de_fail *f, int *tell)
 	if (read_env(c, f))
 		return -1;
 	if (de_dtype_world_ok(c->o.dtype, c->id.world, &e) < 0)
-		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
+		return de_fail_set(f, DE_D_USAGE, "WORLD_SIZE=%u and --dtype=%s: %s", c->id.world,
+				   de_dtype_name(c->o.dtype), e.msg);
 	if (de_auth_init(&c->auth, c->id.token, c->id.rank, c->o.insecure, f))
 		return -1;
 	if (de_resolve(c->id.master, c->id.master_port, &c->net.master_addr, &e))
 		return de_fail_set(f, DE_D_MASTER_RESOLVE, "MASTER_ADDR: %s", e.msg);
 	*tell = 1;
-	if (choose_backend(c, f) || preflight(c, f) || de_acceptor_start(c, f))
+	if (outputs_ready(c, f) || choose_backend(c, f) || preflight(c, f) || de_acceptor_start(c, f))
 		return -1;
 	if (c->id.rank == 0) {
 		expect_hosts(c);
@@ -984,6 +1048,7 @@ int main(int argc, char **argv)
 		snprintf(c.id.host, sizeof(c.id.host), "?");
 	if (parse_opts(&c, argc, argv, &count, &e))
 		return de_usage_error("distenv-check", "%s", e.msg);
+	c.deadline = t0 + (int64_t)c.o.timeout_s * 1000;
 	if (c.o.pairs) {
 		/* The sweep runs over sockets on every node (the NCCL one is
 		 * named skipped, with why). */
@@ -995,9 +1060,11 @@ int main(int argc, char **argv)
 		de_report_fail(&c, &f);
 		/* A bad option or variable is a usage error (2); what the
 		 * environment shows about the network is a failed check (1). */
-		rc = f.diag == DE_D_USAGE || f.diag == DE_D_ENV || f.diag == DE_D_RANK_RANGE ||
+		rc = f.diag == DE_D_USAGE || f.diag == DE_D_ENV || f.diag == DE_D_ENV_VALUE ||
+		     f.diag == DE_D_RANK_RANGE ||
 		     f.diag == DE_D_LOCAL_RANK || f.diag == DE_D_NODE_RANK ? 2 : 1;
-		write_summary(&c, &f, count, t0);
+		if (write_summary(&c, &f, count, t0, &e))
+			de_log("rank 0", "%s", e.msg);
 		if (tell) {
 			tell_rank0(&c, &f);
 			if (c.id.rank == 0)
@@ -1020,8 +1087,19 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		de_report_fail(&c, &f);
 	rc = rc != 0;
-	if (write_summary(&c, rc ? &f : NULL, count, t0))
+	if (write_summary(&c, rc ? &f : NULL, count, t0, &e)) {
+		/* Never a PASS whose summary is not there: the run fails. */
+		if (rc == 0) {
+			de_fail_set(&f, DE_D_USAGE, "%s: the check passed, but its verdict is not in the file",
+				    e.msg);
+			de_report_fail(&c, &f);
+		} else {
+			de_log("rank 0", "%s", e.msg);
+		}
 		rc = 1;
+	} else if (rc == 0 && c.id.rank == 0 && !c.o.bench && !c.o.pairs) {
+		de_report_pass(&c, count);
+	}
 	c.be->fini(&c);
 	if (c.net.rdv_fd >= 0)
 		close(c.net.rdv_fd);

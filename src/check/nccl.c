@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The NCCL backend: device choice, one nonblocking communicator per
  * process, and a timed sum-allreduce of a host buffer copied to the GPU
  * and back. Nothing here waits without a bound: init, the collective and
@@ -26,6 +27,7 @@
 #include "backend.h"
 #include "check.h"
 #include "cudalib.h"
+#include "budget.h"
 #include "rendezvous.h"
 
 _Static_assert(sizeof(ncclUniqueId) == DE_NCCL_ID_BYTES,
@@ -255,7 +257,7 @@ static int init_timeout(struct de_check *c, struct de_fail *f)
 			 "if NCCL picks another interface, try NCCL_SOCKET_IFNAME=%s (the one the probe used)",
 			 c->net.iface[0] ? c->net.iface : "<iface>");
 	return de_fail_set(f, DE_D_TIMEOUT,
-			   "NCCL init (ncclCommInitRankConfig, %u ranks) did not complete within %d s: "
+			   "NCCL init (ncclCommInitRankConfig, %u ranks) did not complete by the end of --timeout=%d s: "
 			   "a rank never joined or NCCL cannot connect between nodes; %s; "
 			   "rerun with NCCL_DEBUG=INFO",
 			   c->id.world, c->o.timeout_s, hint);
@@ -297,7 +299,7 @@ static int nccl_init(struct de_check *c, struct de_fail *f)
 	ncclUniqueId uid;
 	ncclResult_t r;
 	cudaError_t e;
-	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
+	int64_t deadline = c->deadline;
 
 	if (s_comm != NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL communicator initialized twice");
@@ -400,14 +402,14 @@ static int allreduce_timeout(struct de_check *c, size_t bytes, struct de_fail *f
 {
 	comm_abort();
 	return de_fail_set(f, DE_D_TIMEOUT,
-			   "allreduce of %zu bytes did not complete within %d s%s: "
+			   "allreduce of %zu bytes did not complete by the end of --timeout=%d s%s: "
 			   "a peer is stuck or lost; rerun with NCCL_DEBUG=INFO",
 			   bytes, c->o.timeout_s,
 			   s_calls == 0 ? " (the first one, which also sets up NCCL's connections)" : "");
 }
 
-/* wait_for inside the allreduce: the deadline is the collective's
- * timeout, and any failure leaves the communicator aborted. */
+/* wait_for inside the allreduce: the deadline is the end of the run's
+ * budget, and any failure leaves the communicator aborted. */
 static int wait_allreduce(struct de_check *c, enum wait_for what, size_t bytes,
 			  int64_t deadline, struct de_fail *f)
 {
@@ -445,7 +447,7 @@ static int nccl_allreduce(struct de_check *c, void *buf, size_t count,
 	bytes = count * esz;
 	if (ensure_buffer(bytes, f))
 		return -1;
-	deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
+	deadline = c->deadline;
 	if (bytes > 0) {
 		e = de_nl.cudaMemcpyAsync(s_dbuf, buf, bytes, cudaMemcpyHostToDevice, s_stream);
 		if (e != cudaSuccess)
@@ -474,7 +476,7 @@ static int nccl_allreduce(struct de_check *c, void *buf, size_t count,
 	if (e != cudaSuccess)
 		return cuda_fail(f, "cudaEventElapsedTime", e);
 	if (bytes > 0) {
-		deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
+		deadline = c->deadline;
 		e = de_nl.cudaMemcpyAsync(buf, s_dbuf, bytes, cudaMemcpyDeviceToHost, s_stream);
 		if (e != cudaSuccess)
 			return cuda_fail(f, "cudaMemcpyAsync (device to host)", e);
@@ -484,7 +486,7 @@ static int nccl_allreduce(struct de_check *c, void *buf, size_t count,
 		case WAIT_DEADLINE:
 			comm_abort();
 			return de_fail_set(f, DE_D_TIMEOUT,
-					   "copying %zu bytes back from cuda:%d did not complete within %d s",
+					   "copying %zu bytes back from cuda:%d did not complete by the end of --timeout=%d s",
 					   bytes, s_dev, c->o.timeout_s);
 		case WAIT_FAILED:
 		default:
@@ -500,9 +502,10 @@ static void nccl_fini(struct de_check *c)
 {
 	if (s_comm != NULL && s_clean) {
 		/* Finalize needs every rank; one that is gone must not keep
-		 * this one here: bounded, then abort. */
-		int lim = c->o.timeout_s < FINI_MAX_S ? c->o.timeout_s : FINI_MAX_S;
-		int64_t deadline = de_now_ms() + (int64_t)lim * 1000;
+		 * this one here: bounded by the teardown's share of the
+		 * budget, then abort. */
+		int64_t deadline = de_budget_by(de_now_ms(), (int64_t)FINI_MAX_S * 1000,
+						c->deadline + DE_BUDGET_VERDICT_MS + DE_BUDGET_TEARDOWN_MS);
 		struct de_fail ignored;
 		ncclResult_t r = de_nl.ncclCommFinalize(s_comm);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Loads NCCL and the CUDA runtime when the NCCL backend is asked for, so
  * one distenv-check runs on CPU nodes (no CUDA at all) and on GPU nodes.
  * Each library from the loader's default search first (LD_LIBRARY_PATH,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* NCCL and the CUDA runtime, loaded at run time (dlopen) when the NCCL
  * backend is asked for: one distenv-check for CPU and GPU nodes. The
  * backend calls them through de_nl; nothing else does. Compiled against

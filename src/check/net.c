@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -282,6 +283,10 @@ int de_iface_pick(const char *spec, int family, struct de_addr *out,
 		return 0;
 	}
 	freeifaddrs(ifs);
+	/* "=name" is one exact name: say so in its own words, not NCCL's. */
+	if (spec[0] == '=' && strchr(spec, ',') == NULL)
+		return de_errf(err, "no up interface named \"%s\" with an %s address (this node has: %s)",
+			       spec + 1, family == AF_INET6 ? "IPv6" : "IPv4", seen);
 	return de_errf(err, "no up interface with an %s address matches \"%s\" (this node has: %s)",
 		       family == AF_INET6 ? "IPv6" : "IPv4", spec, seen);
 }

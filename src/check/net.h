@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Socket helpers for distenv-check: every call that can block takes an
  * absolute deadline (monotonic milliseconds) and never waits past it. */
 #ifndef DISTENV_NET_H

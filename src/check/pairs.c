@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The pair sweep's transport (pairs.h): the callee's side of a pair, the
  * caller's measurement and the line it reports. Per pair, the lower
  * node's first rank calls the other's data port three times, each
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "budget.h"
 #include "pairs.h"
 #include "socket.h"
 
@@ -214,7 +216,8 @@ static int pair_open(struct de_check *c, uint32_t peer, uint32_t op, uint64_t le
 		     struct de_pair_result *r)
 {
 	const struct de_peer *p = &c->peers.peer[peer];
-	int64_t dl = de_now_ms() + PAIR_CONNECT_MS;
+	/* Each transfer's own bound, within the run's budget. */
+	int64_t dl = de_budget_by(de_now_ms(), PAIR_CONNECT_MS, c->deadline);
 	struct de_rbuf rb = { 0 };
 	uint8_t ch[DE_NONCE_BYTES], cmd[16];
 	struct de_addr a;
@@ -275,7 +278,7 @@ static int pair_ping(struct de_check *c, uint32_t peer, struct de_pair_result *r
 
 	if (pair_open(c, peer, PAIR_OP_PING, 0, &fd, r))
 		return -1;
-	dl = de_now_ms() + PAIR_TIME_MS; /* the connection had its own bound */
+	dl = de_budget_by(de_now_ms(), PAIR_TIME_MS, c->deadline); /* the connection had its own bound */
 	for (i = -1; i < PAIR_PINGS; i++) {
 		int64_t t0 = de_now_us();
 
@@ -315,7 +318,7 @@ static int pair_send(struct de_check *c, uint32_t peer, struct de_pair_result *r
 {
 	const char *to = c->peers.peer[peer].host;
 	uint64_t len = c->o.pair_bytes, sent = 0;
-	int64_t dl = de_now_ms() + PAIR_TIME_MS + 2000;
+	int64_t dl = de_budget_by(de_now_ms(), PAIR_TIME_MS + 2000, c->deadline);
 	uint8_t ans[PAIR_ANSWER];
 	size_t have = 0;
 	int fd;
@@ -374,7 +377,7 @@ static int pair_recv(struct de_check *c, uint32_t peer, struct de_pair_result *r
 
 	if (pair_open(c, peer, PAIR_OP_SOURCE, len, &fd, r))
 		return -1;
-	end = de_now_us() + (int64_t)(PAIR_TIME_MS + 500) * 1000;
+	end = de_budget_by(de_now_us(), (int64_t)(PAIR_TIME_MS + 500) * 1000, c->deadline * 1000);
 	while (k.moved < len) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		size_t want = len - k.moved > PAIR_CHUNK ? PAIR_CHUNK : (size_t)(len - k.moved);

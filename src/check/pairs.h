@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv-check --pairs: every pair of nodes measured in the rounds of a
  * round-robin tournament (pairs_plan.h), judged at rank 0
  * (pairs_verdict.h), printed and written by pairs_report.c. pairs.c is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 
 #include "pairs.h"
 #include "pairs_report.h"
+#include "parse.h"
 
 static const char *name(const struct de_check *c, uint32_t x)
 {
@@ -214,15 +216,23 @@ static const char *kind_name(enum de_finding_kind k)
 	return n[k];
 }
 
-/* gnuplot: $DISTENV_GNUPLOT, else the first gnuplot in PATH. */
-static int find_gnuplot(char *out, size_t len)
+/* gnuplot: $DISTENV_GNUPLOT, else the first gnuplot in PATH. A
+ * DISTENV_GNUPLOT that is empty or not an executable is named as such
+ * (it is the user's choice, not a missing gnuplot). */
+static int find_gnuplot(char *out, size_t len, struct de_err *err)
 {
 	const char *env = getenv("DISTENV_GNUPLOT"), *path = getenv("PATH");
 	char dirs[4096], *d, *save = NULL;
 
-	if (env != NULL && *env) {
+	if (de_env_str("DISTENV_GNUPLOT", env, "the path of gnuplot", err))
+		return -1;
+	if (env != NULL) {
 		snprintf(out, len, "%s", env);
-		return access(out, X_OK) == 0 ? 0 : -1;
+		if (access(out, X_OK) != 0)
+			return de_errf(err, "DISTENV_GNUPLOT=\"%s\": not an executable file (%s): pairs.png is drawn by gnuplot; "
+				       "point DISTENV_GNUPLOT at it, or unset it to use the gnuplot in PATH",
+				       env, strerror(errno));
+		return 0;
 	}
 	snprintf(dirs, sizeof(dirs), "%s", path ? path : "/usr/bin:/bin");
 	for (d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
@@ -230,7 +240,8 @@ static int find_gnuplot(char *out, size_t len)
 		if (access(out, X_OK) == 0)
 			return 0;
 	}
-	return -1;
+	return de_errf(err, "--pairs-out: pairs.png is drawn by gnuplot, and no gnuplot is on this node "
+		       "(not in PATH): install it (Debian/Ubuntu: apt-get install gnuplot-nox) or set DISTENV_GNUPLOT");
 }
 
 int de_pairs_out_ready(const struct de_check *c, struct de_err *err)
@@ -245,12 +256,7 @@ int de_pairs_out_ready(const struct de_check *c, struct de_err *err)
 		return de_errf(err, "--pairs-out %s: not a folder", dir);
 	if (access(dir, W_OK) != 0)
 		return de_errf(err, "--pairs-out %s: not writable here: %s", dir, strerror(errno));
-	if (find_gnuplot(gp, sizeof(gp)))
-		return de_errf(err, "--pairs-out: pairs.png is drawn by gnuplot, and no gnuplot is on this node "
-			       "(%s): install it (Debian/Ubuntu: apt-get install gnuplot-nox) or set DISTENV_GNUPLOT",
-			       getenv("DISTENV_GNUPLOT") && *getenv("DISTENV_GNUPLOT") ?
-			       "DISTENV_GNUPLOT is not executable" : "not in PATH");
-	return 0;
+	return find_gnuplot(gp, sizeof(gp), err);
 }
 
 unsigned de_pairs_png_size(unsigned n)
@@ -459,9 +465,8 @@ static int draw_png(const struct de_check *c, struct de_err *err)
 	pid_t pid;
 	int st = 0;
 
-	if (find_gnuplot(gp, sizeof(gp)))
-		return de_errf(err, "--pairs-out: pairs.png is drawn by gnuplot, and no gnuplot is on this node: "
-			       "install it (Debian/Ubuntu: apt-get install gnuplot-nox) or set DISTENV_GNUPLOT");
+	if (find_gnuplot(gp, sizeof(gp), err))
+		return -1;
 	png_dir = dir;
 	snprintf(dat, sizeof(dat), "%s/.pairs.dat", dir);
 	snprintf(script, sizeof(script), "%s/.pairs.gp", dir);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What rank 0 prints and writes after the pair sweep: the verdict lines,
  * the matrices (N <= 32), the worst pairs; with --pairs-out, pairs.json,
  * pairs.csv and pairs.png (a gnuplot heatmap). Talks to no one. */

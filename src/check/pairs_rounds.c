@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The pair sweep's rounds (pairs.h): what each rank does in each phase
  * the GO announces, and rank 0's side, run by its rendezvous server when
  * a phase is complete: the results table, the progress line, the retest
@@ -100,6 +101,15 @@ int de_pairs_run(struct de_check *c, int probe_rc, const char *probe_report, str
 
 			memset(&r, 0, sizeof(r));
 			de_pairs_measure(c, peer, &r);
+			/* A transfer cut by the run's budget says nothing of the
+			 * link: the run timed out, and says so. */
+			if (de_now_ms() >= c->deadline) {
+				de_fail_set(f, DE_D_TIMEOUT,
+					    "--timeout=%d s ran out in the pair sweep (round \"%.20s\", %s with %s): "
+					    "give the sweep more time",
+					    c->o.timeout_s, go, c->id.host, c->peers.peer[peer].host);
+				return de_rdv_report_failure(c, f);
+			}
 			de_pairs_encode(text, sizeof(text), s->mynode, c->peers.peer[peer].node, &r);
 		}
 		if (de_rdv_phase(c, DE_OK, 0, text, go, sizeof(go), f))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rendezvous client, run by every rank (rank 0 included): meet rank
  * 0's server, prove who we are, take the peer table, then report each
  * phase and wait for the job's verdict. */
@@ -10,6 +11,7 @@
 
 #include "auth.h"
 #include "backend.h"
+#include "budget.h"
 #include "check.h"
 #include "rendezvous.h"
 #include "world.h"
@@ -31,9 +33,10 @@ static int wait_frame(struct de_check *c, int64_t since, int64_t deadline, enum 
 				   c->id.master);
 	if (de_now_ms() >= deadline)
 		return de_fail_set(f, DE_D_TIMEOUT,
-				   "no answer from rank 0 (%s:%u) in %.1f s",
+				   "no answer from rank 0 (%s:%u) in %.1f s (--timeout=%d s, and %d s more for rank 0's verdict)",
 				   c->id.master, c->id.master_port,
-				   (double)(de_now_ms() - since) / 1000.0);
+				   (double)(de_now_ms() - since) / 1000.0, c->o.timeout_s,
+				   DE_BUDGET_VERDICT_MS / 1000);
 	return de_fail_set(f, DE_D_INTERNAL, "from rank 0: %s", e.msg);
 }
 
@@ -80,9 +83,10 @@ static int take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
 	return -1;
 }
 
-/* Connects to rank 0 (retrying refusals: it may start after us) and
- * takes its challenge; c->net.rdv_fd is the connection then. */
-static int meet(struct de_check *c, int64_t start, int64_t deadline,
+/* Connects to rank 0 (retrying refusals: it may start after us) until
+ * deadline and takes its challenge, which rank 0 sends at once, by
+ * reply_by; c->net.rdv_fd is the connection then. */
+static int meet(struct de_check *c, int64_t start, int64_t deadline, int64_t reply_by,
 		uint8_t challenge[DE_NONCE_BYTES], struct de_fail *f)
 {
 	enum de_conn last = DE_CONN_REFUSED;
@@ -92,6 +96,11 @@ static int meet(struct de_check *c, int64_t start, int64_t deadline,
 	const uint8_t *frame;
 	size_t len;
 
+	if (de_now_ms() >= deadline)
+		return de_fail_set(f, DE_D_TIMEOUT,
+				   "--timeout=%d s ran out before this rank could meet rank 0 (%.1f s went to "
+				   "its setup: name resolution, authentication, loading the backend)",
+				   c->o.timeout_s, (double)(start - (c->deadline - (int64_t)c->o.timeout_s * 1000)) / 1000.0);
 	/* A dropped SYN waits out its attempt; that is the firewall case. */
 retry:
 	while (de_now_ms() < deadline) {
@@ -123,7 +132,7 @@ retry:
 				   c->id.master, a, c->id.master_port, strerror(err_no));
 	}
 	c->net.rdv_fd = fd;
-	if (wait_greeting(c, deadline + 5000, &type, &frame, &len, f)) {
+	if (wait_greeting(c, reply_by, &type, &frame, &len, f)) {
 		/* Closed before the challenge: rank 0 shed us under a burst of
 		 * connections (or is restarting): try again while time is left. */
 		if (f->diag == DE_D_PEER_LOST && de_now_ms() < deadline) {
@@ -176,7 +185,7 @@ static int send_hello(struct de_check *c, const uint8_t challenge[DE_NONCE_BYTES
 		return -1;
 	if (de_enc_hello(&b, h, &e)) {
 		de_buf_free(&b);
-		return de_fail_set(f, DE_D_USAGE, "%s", e.msg);
+		return de_fail_set(f, DE_D_INTERNAL, "encoding this rank's HELLO: %s", e.msg);
 	}
 	if (de_send_all(c->net.rdv_fd, b.data, b.len, deadline)) {
 		de_buf_free(&b);
@@ -190,7 +199,7 @@ static int send_hello(struct de_check *c, const uint8_t challenge[DE_NONCE_BYTES
 int de_rdv_join(struct de_check *c, struct de_fail *f)
 {
 	int64_t start = de_now_ms();
-	int64_t deadline = start + (int64_t)c->o.timeout_s * 1000;
+	int64_t deadline = c->deadline, reply_by = c->deadline + DE_BUDGET_VERDICT_MS;
 	static struct de_hello h; /* large (auth buffer): not on the stack */
 	uint8_t challenge[DE_NONCE_BYTES];
 	struct de_err e;
@@ -198,11 +207,11 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 	const uint8_t *frame;
 	size_t len;
 
-	if (meet(c, start, deadline, challenge, f) ||
-	    send_hello(c, challenge, &h, NULL, deadline, f))
+	if (meet(c, start, deadline, reply_by, challenge, f) ||
+	    send_hello(c, challenge, &h, NULL, reply_by, f))
 		return -1;
-	/* Rank 0 answers by its own deadline (missing ranks); allow for it. */
-	if (wait_frame(c, start, deadline + 5000, &type, &frame, &len, f))
+	/* Rank 0 answers by its own budget's end (missing ranks): allow for it. */
+	if (wait_frame(c, start, reply_by, &type, &frame, &len, f))
 		return -1;
 	if (type == DE_MSG_ABORT || type == DE_MSG_REJECT)
 		return take_abort(frame, len, f);
@@ -249,8 +258,8 @@ void de_rdv_tell_failure(struct de_check *c, const struct de_fail *mine)
 	static struct de_hello h;
 	uint8_t challenge[DE_NONCE_BYTES];
 	int64_t start = de_now_ms();
-	int64_t deadline = start + ((int64_t)c->o.timeout_s * 1000 < TELL_MS ?
-				    (int64_t)c->o.timeout_s * 1000 : TELL_MS);
+	int64_t deadline = de_budget_by(start, TELL_MS, c->deadline);
+	int64_t reply_by = de_budget_by(start, TELL_MS, c->deadline + DE_BUDGET_VERDICT_MS);
 	struct de_fail f;
 	enum de_msg type;
 	const uint8_t *frame;
@@ -258,9 +267,9 @@ void de_rdv_tell_failure(struct de_check *c, const struct de_fail *mine)
 
 	memset(&f, 0, sizeof(f));
 	/* Rank 0's ABORT says it heard; whatever happens, we are done. */
-	if (meet(c, start, deadline, challenge, &f) == 0 &&
-	    send_hello(c, challenge, &h, mine, deadline, &f) == 0)
-		wait_frame(c, start, de_now_ms() + 2000, &type, &frame, &len, &f);
+	if (meet(c, start, deadline, reply_by, challenge, &f) == 0 &&
+	    send_hello(c, challenge, &h, mine, reply_by, &f) == 0)
+		wait_frame(c, start, de_budget_by(de_now_ms(), 2000, reply_by), &type, &frame, &len, &f);
 	if (c->net.rdv_fd >= 0) {
 		close(c->net.rdv_fd);
 		c->net.rdv_fd = -1;
@@ -279,7 +288,8 @@ int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
 	const uint8_t *frame;
 	size_t len;
 	int64_t since = de_now_ms();
-	int64_t deadline = since + (int64_t)c->o.timeout_s * 3000 + 10000;
+	/* Rank 0 judges by the end of its budget: the verdict's slack. */
+	int64_t deadline = c->deadline + DE_BUDGET_VERDICT_MS;
 
 	memset(&t, 0, sizeof(t));
 	t.code = (uint16_t)mine;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rank-0 rendezvous server: one thread, one epoll loop (no thread
  * per peer) on MASTER_ADDR:MASTER_PORT. It validates the whole world
  * before anyone gets the peer table, then runs phases: every rank reports,
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "budget.h"
 #include "check.h"
 #include "pairs.h"
 #include "rendezvous.h"
@@ -176,29 +178,34 @@ static const char *expected_where(uint32_t rank, char *buf, size_t len)
 	return buf;
 }
 
+/* The verdict must fit what every rank prints (a de_fail's message),
+ * so the list is cut at a rank, with how many more, never mid-number. */
 static void abort_missing(void)
 {
-	char list[2048], where[300];
-	size_t off = 0;
+	char text[sizeof(((struct de_fail *)0)->msg)], where[300], item[320];
+	const char *also = S.rejected ?
+		" (and connections were refused for authentication: see rank 0's log)" : "";
+	struct de_cutlist l;
 	uint32_t i, missing = 0;
+	int n;
 
+	for (i = 0; i < S.c->id.world; i++)
+		missing += S.byrank[i] == NULL;
+	n = snprintf(text, sizeof(text), "%u of %u ranks never reached %s:%u in %.1f s: rank%s ",
+		     missing, S.c->id.world, S.c->id.master, S.c->id.master_port,
+		     (double)(de_now_ms() - S.since) / 1000.0, missing > 1 ? "s" : "");
+	if (n < 0 || (size_t)n + strlen(also) + 32 >= sizeof(text))
+		n = 0;
+	de_cutlist_init(&l, text + n, sizeof(text) - (size_t)n - strlen(also));
 	for (i = 0; i < S.c->id.world; i++) {
 		if (S.byrank[i] != NULL)
 			continue;
-		missing++;
-		if (off < sizeof(list) - 320)
-			off += (size_t)snprintf(list + off, sizeof(list) - off,
-						"%s%u%s",
-						off ? ", " : "", i,
-						expected_where(i, where, sizeof(where)));
+		snprintf(item, sizeof(item), "%u%s", i, expected_where(i, where, sizeof(where)));
+		de_cutlist_add(&l, item);
 	}
-	if (off >= sizeof(list) - 320)
-		snprintf(list + off, sizeof(list) - off, ", ...");
-	srv_abort(DE_D_MISSING_RANKS, 0,
-		  "%u of %u ranks never reached %s:%u in %.1f s: rank%s %s%s",
-		  missing, S.c->id.world, S.c->id.master, S.c->id.master_port,
-		  (double)(de_now_ms() - S.since) / 1000.0, missing > 1 ? "s" : "", list,
-		  S.rejected ? " (and connections were refused for authentication: see rank 0's log)" : "");
+	de_cutlist_end(&l);
+	snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s", also);
+	srv_abort(DE_D_MISSING_RANKS, 0, "%s", text);
 }
 
 /* Who rank 0 still waits for: ranks that have not joined (gathering) or
@@ -335,7 +342,7 @@ static void send_peers(const uint32_t *node)
 	struct de_buf b = { 0 };
 	struct de_err e;
 	uint32_t i;
-	int64_t dl = de_now_ms() + 10000;
+	int64_t dl = de_budget_by(de_now_ms(), 10000, S.deadline);
 
 	memset(&p, 0, sizeof(p));
 	p.world = S.c->id.world;
@@ -417,7 +424,8 @@ static int turned_away(struct conn *k, const struct de_hello *h)
 		de_log("rank 0", "rejected %s: it belongs to job \"%s\", this is \"%s\"",
 			k->from, h->token, S.c->id.token);
 		send_text(k, DE_MSG_REJECT, DE_D_USAGE, h->rank,
-			  "this rendezvous belongs to another job");
+			  "this rendezvous belongs to another job: MASTER_ADDR:MASTER_PORT is another launch's "
+			  "rank 0 (a MASTER_PORT two jobs share), or DISTENV_TOKEN differs between the ranks");
 		conn_close(k);
 		return 1;
 	}
@@ -492,7 +500,7 @@ static int on_hello(struct conn *k, const struct de_hello *h)
 		send_peers(S.node);
 		S.phase = 0;
 		S.since = de_now_ms();
-		S.deadline = S.since + (int64_t)S.c->o.timeout_s * 1000 + 5000;
+		S.deadline = S.c->deadline + DE_BUDGET_JUDGE_MS;
 	}
 	return 0;
 }
@@ -608,7 +616,7 @@ static void pairs_phase_end(void)
 	}
 	S.phase++;
 	S.since = de_now_ms();
-	S.deadline = S.since + (int64_t)S.c->o.timeout_s * 3000 + 5000;
+	S.deadline = S.c->deadline + DE_BUDGET_JUDGE_MS;
 	if (!more)
 		S.done = 1;
 }
@@ -673,7 +681,7 @@ static void on_report(struct conn *k, const struct de_text *t)
 	}
 	S.phase++;
 	S.since = de_now_ms();
-	S.deadline = S.since + (int64_t)S.c->o.timeout_s * 3000 + 5000;
+	S.deadline = S.c->deadline + DE_BUDGET_JUDGE_MS;
 	if (S.phase >= S.c->nphases)
 		S.done = 1;
 }
@@ -871,9 +879,9 @@ static void linger_readable(struct conn *k)
 static void linger(void)
 {
 	struct epoll_event evs[64];
-	char list[1200];
+	char list[1200], item[16];
+	struct de_cutlist l;
 	uint32_t i, n = 0;
-	size_t off = 0;
 
 	while (S.ntold < S.c->id.world && de_now_ms() < S.gather_deadline) {
 		int64_t wait = S.gather_deadline - de_now_ms();
@@ -898,11 +906,15 @@ static void linger(void)
 	}
 	if (S.ntold >= S.c->id.world)
 		return;
+	de_cutlist_init(&l, list, sizeof(list));
 	for (i = 0; i < S.c->id.world; i++)
-		if (!S.told[i] && n++ < 12 && off + 16 < sizeof(list))
-			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u", off ? ", " : "", i);
-	de_log("rank 0", "the verdict reached %u of %u ranks: rank%s %s%s never came to hear it",
-	       S.ntold, S.c->id.world, n == 1 ? "" : "s", list, n > 12 ? ", ..." : "");
+		if (!S.told[i]) {
+			snprintf(item, sizeof(item), "%u", i);
+			de_cutlist_add(&l, item);
+			n++;
+		}
+	de_log("rank 0", "the verdict reached %u of %u ranks: rank%s %s never came to hear it",
+	       S.ntold, S.c->id.world, n == 1 ? "" : "s", de_cutlist_end(&l));
 }
 
 static void *srv_main(void *arg)
@@ -913,7 +925,9 @@ static void *srv_main(void *arg)
 
 	(void)arg;
 	S.since = de_now_ms();
-	S.deadline = S.gather_deadline = S.since + (int64_t)S.c->o.timeout_s * 1000;
+	/* One budget for the whole run: the gathering, each phase and the
+	 * linger all end by rank 0's, plus the time to judge. */
+	S.deadline = S.gather_deadline = S.c->deadline + DE_BUDGET_JUDGE_MS;
 	next_progress = S.since + PROGRESS_MS;
 	while (!S.done) {
 		int64_t wait = S.deadline - de_now_ms();
@@ -926,8 +940,10 @@ static void *srv_main(void *arg)
 				char list[1200];
 
 				waiting_for(list, sizeof(list));
-				srv_abort(DE_D_TIMEOUT, 0, "phase %d: no report in %.1f s from rank(s) %s",
-					  S.phase, (double)(de_now_ms() - S.since) / 1000.0, list);
+				srv_abort(DE_D_TIMEOUT, 0,
+					  "phase %d: no report in %.1f s from rank(s) %s: --timeout=%d s ran out",
+					  S.phase, (double)(de_now_ms() - S.since) / 1000.0, list,
+					  S.c->o.timeout_s);
 			}
 			break;
 		}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rendezvous at MASTER_ADDR:MASTER_PORT: rank 0's server
  * (rdv_server.c) and every rank's client (rdv_client.c). */
 #ifndef DISTENV_RENDEZVOUS_H

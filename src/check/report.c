@@ -1,13 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv-check's output, in one place: the checklist line per rank, the
  * failure line, rank 0's PASS line and the nccl-tests style bench table. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -38,12 +41,19 @@ void de_report_fail(const struct de_check *c, const struct de_fail *f)
 	if (c->o.json) {
 		char msg[sizeof(f->msg) * 2];
 
+		char rank[16] = "null", world[16] = "null";
+
+		/* A rank that could not read its RANK is no rank: null, not 0. */
+		if (c->id.have_rank)
+			snprintf(rank, sizeof(rank), "%u", c->id.rank);
+		if (c->id.world != 0)
+			snprintf(world, sizeof(world), "%u", c->id.world);
 		json_str(f->msg, msg, sizeof(msg));
-		printf("{\"rank\":%u,\"world\":%u,\"node\":\"%s\",\"ok\":false,"
+		printf("{\"rank\":%s,\"world\":%s,\"node\":\"%s\",\"ok\":false,"
 		       "\"diagnosis\":\"%s\",\"message\":\"%s\",\"hint\":\"%s\"}\n",
-		       c->id.rank, c->id.world, c->id.host, de_diag_name(f->diag), msg,
+		       rank, world, c->id.host, de_diag_name(f->diag), msg,
 		       de_diag_hint(f->diag));
-	} else if (c->id.world == 0) {
+	} else if (!c->id.have_rank) {
 		/* No rank yet: the environment itself is the problem. */
 		printf("distenv-check: node=%s FAIL %s: %s -- %s\n", c->id.host,
 		       de_diag_name(f->diag), f->msg, de_diag_hint(f->diag));
@@ -226,6 +236,24 @@ void de_bench_end(const struct de_check *c, struct de_bench *b)
 	fflush(stdout);
 }
 
+int de_report_summary_ready(const char *path, struct de_err *err)
+{
+	char tmp[4096];
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return de_errf(err, "--json-summary %s: is a folder: expected a file name", path);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return de_errf(err, "--json-summary %s: path too long", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return de_errf(err, "--json-summary %s: cannot write a file there: %s", path, strerror(errno));
+	close(fd);
+	unlink(tmp);
+	return 0;
+}
+
 int de_report_summary(const struct de_check *c, const char *path, const struct de_fail *f,
 		      size_t count, double elapsed_ms, struct de_err *err)
 {
@@ -252,11 +280,12 @@ int de_report_summary(const struct de_check *c, const char *path, const struct d
 		de_peers_nodes(&c->peers), hl, lo, hi, c->o.bench ? "bench" : "check", backend_name(c),
 		de_dtype_name(c->o.dtype), c->o.bench ? 0 : count, c->net.rdv_ms, c->net.probe_ms,
 		c->net.connect_ms, c->net.check_ms, elapsed_ms);
-	rc = ferror(fp);
+	rc = ferror(fp) ? (errno ? errno : EIO) : 0;
 	/* Whole or not at all: CI reads this file. */
 	if (fclose(fp) != 0 || rc) {
+		rc = rc ? rc : errno;
 		unlink(tmp);
-		return de_errf(err, "--json-summary %s: writing %s failed", path, tmp);
+		return de_errf(err, "--json-summary %s: writing %s failed: %s", path, tmp, strerror(rc));
 	}
 	if (rename(tmp, path) != 0) {
 		rc = errno;

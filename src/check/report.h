@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What distenv-check prints: a rank's line (text or JSON), a failure, the
  * job's PASS line and the bench table. Nothing here talks to anyone. */
 #ifndef DISTENV_REPORT_H
@@ -33,6 +34,10 @@ void de_bench_end(const struct de_check *c, struct de_bench *b);
 
 /* Rank 0's job-level verdict for CI, written whole to path (a temporary
  * file renamed into place): f NULL or DE_OK for a pass. */
+/* Before the rendezvous: 0 when --json-summary's FILE can be written (a
+ * new file can be made beside it, for the one renamed onto it, and FILE
+ * is no folder); else -1, err naming FILE and why. */
+int de_report_summary_ready(const char *path, struct de_err *err);
 int de_report_summary(const struct de_check *c, const char *path, const struct de_fail *f,
 		      size_t count, double elapsed_ms, struct de_err *err);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The data plane over TCP: an acceptor thread for inbound connections,
  * the node-to-node reachability probe, and the pipelined ring allreduce
  * (reduce-scatter then allgather, ring.c's schedule). Every wait is
@@ -20,6 +21,7 @@
 
 #include "auth.h"
 #include "backend.h"
+#include "budget.h"
 #include "check.h"
 #include "rendezvous.h"
 #include "socket.h"
@@ -179,8 +181,8 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 		   size_t len)
 {
 	uint32_t n = c->id.world, i, j, ntgt = 0, mynode = c->peers.peer[c->id.rank].node;
-	int64_t deadline = de_now_ms() + (c->o.timeout_s * 1000 / 2 > 2000
-						  ? c->o.timeout_s * 1000 / 2 : 2000);
+	int64_t deadline = de_budget_by(de_now_ms(), c->o.timeout_s * 1000 / 2 > 2000
+				       ? c->o.timeout_s * 1000 / 2 : 2000, c->deadline);
 	struct target *t;
 	struct pollfd *pf;
 	size_t off = 0;
@@ -294,7 +296,7 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 	if (off == 0) {
 		int64_t bulk = (int64_t)c->o.timeout_s * 1000 / 2;
 
-		if (bulk_probe(c, mynode, de_now_ms() + (bulk > 2000 ? bulk : 2000), f) == 0)
+		if (bulk_probe(c, mynode, de_budget_by(de_now_ms(), bulk > 2000 ? bulk : 2000, c->deadline), f) == 0)
 			return 0;
 		snprintf(report, len, "%s", f->msg);
 		return -1;
@@ -405,7 +407,7 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 	uint32_t right = (c->id.rank + 1) % c->id.world;
 	uint32_t left = (c->id.rank + c->id.world - 1) % c->id.world;
 	const struct de_peer *p;
-	int64_t deadline = de_now_ms() + (int64_t)c->o.timeout_s * 1000;
+	int64_t deadline = c->deadline;
 	struct de_addr a;
 	struct de_err e = { "" };
 	enum de_conn rc;
@@ -452,7 +454,7 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 	pthread_mutex_unlock(&c->ring.mu);
 	if (fd < 0)
 		return de_fail_set(f, DE_D_PEER_TIMEOUT,
-				   "rank %u on %s never connected to our data port (%s:%u) within %d s",
+				   "rank %u on %s never connected to our data port (%s:%u) by the end of --timeout=%d s",
 				   left, host_of(c, left), c->peers.peer[c->id.rank].addr,
 				   c->peers.peer[c->id.rank].port, c->o.timeout_s);
 	de_sock_tune(fd);
@@ -500,6 +502,20 @@ struct stream {
  * step is complete): small enough that the next hop starts early, large
  * enough that the sum loop and the syscalls stay efficient. */
 #define REDUCE_MIN (32u << 10)
+
+/* The run's budget ended inside a collective: where it stood. */
+static int ran_out(const struct de_check *c, size_t got, size_t rtotal, size_t sent,
+		   size_t stotal, int64_t last, struct de_fail *f)
+{
+	uint32_t right = (c->id.rank + 1) % c->id.world;
+	uint32_t left = (c->id.rank + c->id.world - 1) % c->id.world;
+
+	return de_fail_set(f, DE_D_TIMEOUT,
+			   "--timeout=%d s ran out mid-collective: %zu of %zu bytes from rank %u on %s, "
+			   "%zu of %zu bytes to rank %u on %s (the last progress %.1f s ago)",
+			   c->o.timeout_s, got, rtotal, left, host_of(c, left), sent, stotal, right,
+			   host_of(c, right), (double)(de_now_ms() - last) / 1000.0);
+}
 
 static int ring_stream(struct de_check *c, const struct stream *s, struct de_fail *f)
 {
@@ -592,6 +608,9 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 		if (progress) {
 			spin_since = 0;
 			last = de_now_ms();
+			/* A slow collective that still moves ends with the budget too. */
+			if (last >= c->deadline)
+				return ran_out(c, got, rtotal, sent, stotal, last, f);
 			continue;
 		}
 		{
@@ -613,11 +632,17 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 		p[2].fd = c->net.rdv_fd;
 		p[2].events = POLLIN;
 		p[0].revents = p[1].revents = p[2].revents = 0;
-		if (poll(p, 3, 1000) < 0 && errno != EINTR)
-			return de_fail_set(f, DE_D_INTERNAL, "poll: %s", strerror(errno));
+		{
+			int64_t now = de_now_ms(), ms = de_budget_by(now, 1000, c->deadline) - now;
+
+			if (poll(p, 3, ms > 0 ? (int)ms : 0) < 0 && errno != EINTR)
+				return de_fail_set(f, DE_D_INTERNAL, "poll: %s", strerror(errno));
+		}
 		if (p[2].revents && de_rdv_poll_abort(c, f))
 			return -1;
-		if (p[0].revents || p[1].revents) {
+		if (de_now_ms() >= c->deadline) {
+			return ran_out(c, got, rtotal, sent, stotal, last, f);
+		} else if (p[0].revents || p[1].revents) {
 			last = de_now_ms();
 		} else if (de_now_ms() - last > idle) {
 			return de_fail_set(f, DE_D_TIMEOUT,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The TCP data plane every backend shares: the acceptor thread for
  * inbound data connections (acceptor.c) and the node-to-node probe
  * (socket.c). The socket backend's ring is reached through backend.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What distenv-check needs to know about the CUDA runtime and NCCL it
  * loads at run time, as pure functions: the runtime's soname for the
  * headers it was built against, NCCL version codes, and NCCL's refusal of

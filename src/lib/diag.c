@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include "diag.h"
@@ -6,7 +7,10 @@ static const struct {
 	const char *name, *hint;
 } diags[DE_D_COUNT] = {
 	[DE_OK] = { "ok", "" },
-	[DE_D_USAGE] = { "usage", "fix the option or variable named above" },
+	/* Every DE_D_USAGE message names the option, variable or file. */
+	[DE_D_USAGE] = { "usage", "fix the option, variable or file named above" },
+	/* Two cases, one name: a variable missing (where to get it) or set
+	 * but malformed (the value is the problem, not the launcher). */
 	[DE_D_ENV] = { "environment", "run under srun with the distenv plugin, under torchrun, or set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT yourself" },
 	[DE_D_MASTER_RESOLVE] = { "master-unresolvable", "MASTER_ADDR must be a host name every node resolves (check /etc/hosts or DNS on this node)" },
 	[DE_D_MASTER_LOOPBACK] = { "master-loopback", "MASTER_ADDR is localhost/127.x but the job spans several nodes: each node would form its own world; use the host of rank 0" },
@@ -25,7 +29,7 @@ static const struct {
 	[DE_D_PEER_LOST] = { "peer-lost", "a peer died or its connection was reset mid-collective: check that rank's output and its node" },
 	[DE_D_SIZE_MISMATCH] = { "size-mismatch", "ranks run the collective with different sizes or dtypes: all ranks must pass the same options" },
 	[DE_D_WRONG_RESULT] = { "wrong-result", "the allreduce returned a wrong sum: report this with the output of every rank" },
-	[DE_D_TIMEOUT] = { "timeout", "a phase did not finish within --timeout: a peer is stuck or the network is too slow" },
+	[DE_D_TIMEOUT] = { "timeout", "the run did not finish within --timeout: a peer is stuck or the network is too slow" },
 	[DE_D_GPU] = { "gpu-selection", "each task must pick a GPU it can see: with one visible GPU per task use device 0, not LOCAL_RANK or RANK" },
 	[DE_D_NCCL] = { "nccl", "NCCL or CUDA failed: rerun with NCCL_DEBUG=INFO for its own explanation" },
 	[DE_D_ABORTED] = { "aborted", "another rank failed first: see its diagnosis" },
@@ -37,6 +41,7 @@ static const struct {
 	[DE_D_BULK_STALL] = { "bulk-stall", "small packets pass but large ones vanish between these nodes: an MTU mismatch (jumbo frames on the hosts, not on the switch or tunnel); test with ping -M do -s 8972 PEER (and -s 1472), then set the interface MTU to what the path carries" },
 	[DE_D_NCCL_MISSING] = { "nccl-missing", "the NCCL backend loads libnccl.so.2 and CUDA's runtime when asked for: install NCCL and the CUDA runtime on this node (or put them on LD_LIBRARY_PATH), or use --backend=socket" },
 	[DE_D_GPU_SHARED] = { "shared-gpu", "every task sees the same GPUs and picks the same one (CUDA_VISIBLE_DEVICES set once for the whole job, or no GPU binding): give each task its own GPU (--gpus-per-task=1, or --gpu-bind=single:1), or with all of a node's GPUs visible use cuda:LOCAL_RANK" },
+	[DE_D_ENV_VALUE] = { "environment", "the variable is set, but empty or malformed: give it the form named above, or unset it (in a Slurm step the missing torchrun variables are derived from SLURM_*)" },
 };
 
 const char *de_diag_name(enum de_diag d)

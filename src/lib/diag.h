@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The named diagnoses: every way distenv-check can fail, worded in one
  * place. Each has a stable short name (for --json, tests and the
  * troubleshooting docs) and a one-line explanation of what to check. */
@@ -25,7 +26,7 @@ enum de_diag {
 	DE_D_PEER_LOST,        /* a peer died or reset mid-collective */
 	DE_D_SIZE_MISMATCH,    /* ranks disagree on the buffer size or dtype */
 	DE_D_WRONG_RESULT,     /* the allreduce result is wrong */
-	DE_D_TIMEOUT,          /* a phase did not finish within the timeout */
+	DE_D_TIMEOUT,          /* the run did not finish within the timeout */
 	DE_D_GPU,              /* GPU selection (LOCAL_RANK vs visible devices) */
 	DE_D_NCCL,             /* NCCL/CUDA call failed */
 	DE_D_ABORTED,          /* another rank failed; this one stopped on its word */
@@ -39,6 +40,7 @@ enum de_diag {
 	DE_D_BULK_STALL,       /* small packets pass, large ones vanish (MTU) */
 	DE_D_NCCL_MISSING,     /* --backend=nccl, but libnccl/libcudart not loadable */
 	DE_D_GPU_SHARED,       /* two ranks of a node on one GPU (NCCL refuses) */
+	DE_D_ENV_VALUE,        /* "environment" too: a variable set, but malformed */
 	DE_D_COUNT
 };
 

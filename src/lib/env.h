@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reading a variable from an environment array, for the de_getenv_fn
  * callbacks of layout.c: the plugin reads the task's environment
  * (S_JOB_ENV), distenv-exec its own (environ), the tests their arrays. */

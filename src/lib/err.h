@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One error style for all of distenv: a function that fails fills a
  * struct de_err with one sentence naming the input and what was expected,
  * and returns -1. Only the outermost caller prints it, once, with its own

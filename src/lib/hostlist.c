@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Slurm hostlist expansion without Slurm. See hostlist.h for the contract.
  *
  * How Slurm reads an expression (src/common/hostlist.c, 22.05 and 23.11),

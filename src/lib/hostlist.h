@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Slurm hostlist expressions ("node[01-04],gpu[1-2]-ib") expanded exactly
  * as Slurm's hostlist_create() followed by hostlist_shift() does it (what
  * `scontrol show hostnames` prints): same order, duplicates kept, same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Host names to a Slurm ranged expression (see hostlist.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>
@@ -117,8 +118,13 @@ static const char *need(const struct de_layout_in *in, const char *name,
 {
 	const char *v = in->get(in->ctx, name);
 
-	if (v == NULL || *v == '\0') {
+	/* parse.h's rule: empty is its own error, never "not set". */
+	if (v == NULL) {
 		de_errf(err, "%s is not set in the task's environment", name);
+		return NULL;
+	}
+	if (*v == '\0') {
+		de_errf(err, "%s is empty in the task's environment", name);
 		return NULL;
 	}
 	return v;
@@ -131,7 +137,7 @@ static int get_ul(const struct de_layout_in *in, const char *name,
 
 	if (v == NULL)
 		return -1;
-	return de_parse_ulong(name, v, min, U32MAX, out, err);
+	return de_env_ulong(name, v, min, U32MAX, out, err);
 }
 
 /* SLURM_STEP_ID: 0..2^32-1, or a special id printed as a negative number
@@ -145,21 +151,20 @@ static int get_step(const struct de_layout_in *in, unsigned long *out, struct de
 	if (v == NULL)
 		return -1;
 	if (v[0] != '-')
-		return de_parse_ulong("SLURM_STEP_ID", v, 0, U32MAX, out, err);
+		return de_env_ulong("SLURM_STEP_ID", v, 0, U32MAX, out, err);
 	if (de_parse_ulong("SLURM_STEP_ID", v + 1, 1, 16, &neg, NULL))
-		return de_errf(err, "SLURM_STEP_ID=\"%s\": expected a step number or one of Slurm's special ids (-1..-16)",
+		return de_errf(err, "SLURM_STEP_ID \"%s\": expected a step number or one of Slurm's special ids (-1..-16)",
 			       v);
 	*out = U32MAX + 1ul - neg;
 	return 0;
 }
 
-/* First of several names that is set. */
+/* First of several names that is set (an empty one is set: its reader
+ * names it, rather than quietly reading the other). */
 static const char *first_set(const struct de_layout_in *in, const char *a,
 			     const char *b)
 {
-	const char *v = in->get(in->ctx, a);
-
-	return (v != NULL && *v != '\0') ? a : b;
+	return in->get(in->ctx, a) != NULL ? a : b;
 }
 
 /* The host of task 0 from srun's hint, if the hint is for this step. */
@@ -206,8 +211,8 @@ static int het_local_tasks(const struct de_layout_in *in, const char *nodelist,
 	long idx;
 
 	if (me == NULL || *me == '\0')
-		return de_errf(err, "heterogeneous step: SLURMD_NODENAME is not set: cannot find this node's entry in %s (the local task count)",
-			       tname);
+		return de_errf(err, "heterogeneous step: SLURMD_NODENAME is %s: cannot find this node's entry in %s (the local task count)",
+			       me == NULL ? "not set" : "empty", tname);
 	if (de_tasks_per_node_totals(tname, tpn, &nodes, &tasks, err))
 		return -1;
 	if (nodes != count || tasks != world)
@@ -227,7 +232,9 @@ static int batch_env(const struct de_layout_in *in, unsigned long job,
 	const char *host = in->get(in->ctx, "SLURMD_NODENAME");
 	char first[DE_VALUE_MAX];
 
-	if (host == NULL || *host == '\0') {
+	if (host != NULL && *host == '\0')
+		return de_errf(err, "SLURMD_NODENAME is empty in the task's environment");
+	if (host == NULL) {
 		const char *nl = need(in, "SLURM_JOB_NODELIST", err);
 		struct de_err e2;
 
@@ -329,7 +336,9 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 		const char *g0 = in->get(in->ctx, g0name);
 
 		if (g0 == NULL || *g0 == '\0')
-			return de_errf(err, "heterogeneous step: SLURM_JOB_NODELIST_HET_GROUP_0 is not set: cannot tell which host runs rank 0");
+			return de_errf(err, "heterogeneous step: %s is %s: cannot tell which host runs rank 0",
+				       g0 == NULL ? "SLURM_JOB_NODELIST_HET_GROUP_0" : g0name,
+				       g0 == NULL ? "not set" : "empty");
 		if (de_hostlist_nth(g0, DE_HL_SUFFIX, 0, first, sizeof(first), &e2))
 			return de_errf(err, "%s: %s", g0name, e2.msg);
 		if (master != NULL && strcmp(master, first) != 0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The SLURM_* view of a step -> the torchrun environment. Pure: the
  * environment is read through a callback so the plugin (spank_getenv),
  * the CLIs (getenv) and the unit tests (arrays) share this code. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The pair sweep's schedule: which nodes meet in which round. Pure.
  *
  * A round-robin tournament by the circle method: node n-1 (or, for odd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The pair sweep's verdict: culprits, not numbers. Pure.
  *
  * From every pair's figures (and the retest of the nodes of failed

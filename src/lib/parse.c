@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <ctype.h>
@@ -53,4 +54,44 @@ int de_parse_bool(const char *what, const char *s, int *out,
 	}
 	return de_errf(err, "%s=\"%s\": expected 0|1 (or on|off, yes|no)",
 		       what, s ? s : "");
+}
+
+/* The environment's rule, for every variable distenv parses: unset is
+ * NULL, and an empty value is an error of its own ("is empty"), never
+ * taken for unset: `RANK= cmd` is a mistake to name, not a default. */
+int de_env_ulong(const char *name, const char *v, unsigned long min,
+		 unsigned long max, unsigned long *out, struct de_err *err)
+{
+	if (v == NULL)
+		return de_errf(err, "%s is not set: expected a whole number in %lu..%lu",
+			       name, min, max);
+	if (*v == '\0')
+		return de_errf(err, "%s is empty: expected a whole number in %lu..%lu",
+			       name, min, max);
+	/* de_parse_ulong refuses signs, blanks, junk and overflow. */
+	if (de_parse_ulong(name, v, min, max, out, NULL))
+		return de_errf(err, "%s \"%s\": expected a whole number in %lu..%lu",
+			       name, v, min, max);
+	return 0;
+}
+
+int de_env_flag(const char *name, const char *v, int *out, struct de_err *err)
+{
+	if (v == NULL) {
+		*out = 0;
+		return 0;
+	}
+	if (*v == '\0')
+		return de_errf(err, "%s is empty: expected " DE_FLAG_FORMS, name);
+	if (de_parse_bool(name, v, out, NULL))
+		return de_errf(err, "%s \"%s\": expected " DE_FLAG_FORMS, name, v);
+	return 0;
+}
+
+int de_env_str(const char *name, const char *v, const char *expected,
+	       struct de_err *err)
+{
+	if (v != NULL && *v == '\0')
+		return de_errf(err, "%s is empty: expected %s", name, expected);
+	return 0;
 }

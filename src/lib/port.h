@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MASTER_PORT choice: a pure function of (job id, step id) so every task of
  * a step computes the same port with no communication. */
 #ifndef DISTENV_PORT_H

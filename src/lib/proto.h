@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Rendezvous and data-plane frames. Pure encode/decode with hard limits:
  * the rendezvous port is reachable by anyone on the network, so a decoder
  * never trusts a length, never reads past what it got, and rejects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Ring allreduce (sum) over n ranks, as pure arithmetic: which segment each
  * rank sends and receives at each step, the per-dtype reduction kernel, and
  * the check's deterministic inputs and their exact expected sums. The TCP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Running distenv-check before the program, for both launchers: the
  * plugin's --dist-check (in the task, from slurmstepd) and distenv-exec
  * --check. Plain POSIX, no Slurm: fork, exec, wait. The parts that decide

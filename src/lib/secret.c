@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -64,16 +65,50 @@ int de_step_secret_check(const char *s, struct de_err *err)
 	return 0;
 }
 
+const struct de_auth_method de_auth_methods[DE_AUTH_NMETHODS] = {
+	{ DE_SRC_INSECURE, "none (--insecure)", "--insecure, or DISTENV_INSECURE=1",
+	  "nobody is checked: anyone may join (rank 0 warns)" },
+	{ DE_SRC_USER_SECRET, "shared secret", "DISTENV_SECRET or DISTENV_SECRET_FILE",
+	  "knowledge of the secret: 16 bytes or more, the same in every rank" },
+	{ DE_SRC_MUNGE, "munge", "munged answers (DISTENV_MUNGE_SOCKET, else slurm.conf's AuthInfo)",
+	  "every rank's uid, for this job, step and rank" },
+	{ DE_SRC_STEP_SECRET, "step secret", DE_STEP_SECRET_VAR " (the plugin sets it in every srun step)",
+	  "knowledge of this step's secret: being one of its tasks" },
+};
+
+const struct de_auth_method *de_auth_method_of(enum de_auth_source src)
+{
+	size_t i;
+
+	for (i = 0; i < DE_AUTH_NMETHODS; i++)
+		if (de_auth_methods[i].src == src)
+			return &de_auth_methods[i];
+	return NULL;
+}
+
+enum de_auth_source de_auth_first(int (*usable)(enum de_auth_source src, void *ctx), void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < DE_AUTH_NMETHODS; i++)
+		if (usable(de_auth_methods[i].src, ctx))
+			return de_auth_methods[i].src;
+	return DE_SRC_NONE;
+}
+
+static int given(enum de_auth_source src, void *ctx)
+{
+	return ((const int *)ctx)[src];
+}
+
 enum de_auth_source de_auth_pick(int insecure, int user_secret, int munge_ok,
 				 int step_secret)
 {
-	if (insecure)
-		return DE_SRC_INSECURE;
-	if (user_secret)
-		return DE_SRC_USER_SECRET;
-	if (munge_ok)
-		return DE_SRC_MUNGE;
-	if (step_secret)
-		return DE_SRC_STEP_SECRET;
-	return DE_SRC_NONE;
+	int usable[DE_SRC_COUNT] = { 0 };
+
+	usable[DE_SRC_INSECURE] = insecure;
+	usable[DE_SRC_USER_SECRET] = user_secret;
+	usable[DE_SRC_MUNGE] = munge_ok;
+	usable[DE_SRC_STEP_SECRET] = step_secret;
+	return de_auth_first(given, usable);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The per-step secret, for clusters without MUNGE (Slurm's auth/slurm):
  * the srun side of the plugin makes a fresh one for every step and hands
  * it to the step's tasks in DE_STEP_SECRET_VAR; distenv-check proves that
@@ -34,18 +35,41 @@ int de_step_secret_new(de_random_fn rnd, char out[DE_STEP_SECRET_LEN + 1],
  * characters); else -1, err naming what is wrong but never quoting s. */
 int de_step_secret_check(const char *s, struct de_err *err);
 
-/* Where distenv-check's credentials come from, strongest claim first. */
+/* Where distenv-check's credentials come from. */
 enum de_auth_source {
 	DE_SRC_NONE,        /* nothing usable: refuse to run */
 	DE_SRC_INSECURE,    /* --insecure: nobody is checked */
 	DE_SRC_USER_SECRET, /* DISTENV_SECRET / DISTENV_SECRET_FILE */
 	DE_SRC_MUNGE,       /* munged answers: proves every rank's uid */
 	DE_SRC_STEP_SECRET, /* the plugin's DISTENV_STEP_SECRET */
+	DE_SRC_COUNT
 };
 
-/* The order: --insecure, a user's secret (the user chose it), MUNGE (it
- * proves the uid, not only knowledge), the step secret. munge_ok is read
- * only when the user set no secret. */
+/* One way to authenticate, as distenv-check's selection, its --help and
+ * its PASS line ("authentication: NAME") know it. */
+struct de_auth_method {
+	enum de_auth_source src;
+	const char *name; /* the PASS line's word for it */
+	const char *when; /* what selects it: the options and variables */
+	const char *what; /* what it proves, one line */
+};
+
+/* THE order, the first that applies wins: --insecure, a user's secret
+ * (the user chose it), MUNGE (it proves the uid, not only knowledge), the
+ * step secret. The man page's AUTHENTICATION and docs/security.md list
+ * the same (tests/cli/test-check-auth-order.sh). */
+extern const struct de_auth_method de_auth_methods[];
+#define DE_AUTH_NMETHODS 4u
+
+/* The method of src, or NULL (DE_SRC_NONE). */
+const struct de_auth_method *de_auth_method_of(enum de_auth_source src);
+
+/* The first method of de_auth_methods for which usable(src, ctx) is
+ * true, asking in that order and no further (MUNGE is asked only when
+ * nothing before it applies); DE_SRC_NONE when none is. */
+enum de_auth_source de_auth_first(int (*usable)(enum de_auth_source src, void *ctx), void *ctx);
+
+/* de_auth_first with each source's answer given. */
 enum de_auth_source de_auth_pick(int insecure, int user_secret, int munge_ok,
 				 int step_secret);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The plugin's settings: plugstack.conf arguments and the per-job
  * --dist-* options, parsed with errors that name the argument. */
 #ifndef DISTENV_SETTINGS_H

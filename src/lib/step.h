@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Slurm's special step ids, named once for all of distenv.
  *
  * The values are slurm.h's SLURM_PENDING_STEP, SLURM_EXTERN_CONT,

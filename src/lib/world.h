@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The world as its ranks describe themselves, checked as a whole by rank
  * 0 before anyone gets the peer table: per node, LOCAL_RANK is exactly
  * 0..k-1 for the k ranks there, LOCAL_WORLD_SIZE is k, and NODE_RANK (or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # testbed.sh: Debian "VMs" on this machine for the Ansible end-to-end test:
 # systemd containers (systemd-nspawn --boot) on a private bridge, each with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/allreduce --check-only: the benchmark harness runs every installed
 # peer (distenv-check, PyTorch gloo, Open MPI, iperf3) once at 8 and 16
 # bytes over loopback and prints its table with numbers in every column of

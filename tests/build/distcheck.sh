@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make distcheck` (the tarball builds, passes make check, installs and
 # uninstalls out of tree with a read-only source dir), and what
 # `make install` puts where.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One distenv-check for CPU and GPU nodes: libnccl and libcudart are loaded
 # at run time, never linked. On a node without them --backend=nccl is the
 # nccl-missing diagnosis naming what it tried, and --backend=auto runs on

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # distenv-check --pairs without a cluster: its options' usage errors (exit
 # 2, naming the option and the form expected), and a whole sweep on this
 # host over four simulated nodes (distenv-simulate's pseudo-nodes: one
@@ -46,7 +47,8 @@ tap_is "$(usage --pairs --pairs-out=)" $'rc=2\ndistenv-check: --pairs-out needs 
 tap_is "$(usage --pairs --json-summary=x.json)" $'rc=2\ndistenv-check: --json-summary is the check\'s verdict: with --pairs, --pairs-out=DIR writes pairs.json' \
 	"--pairs --json-summary: exit 2, points to --pairs-out"
 
-# sim N PORT ARGS...: N pseudo-nodes on 127.0.0.1, rank r's output in $tmp/sim.r; sets RC0 (rank 0's) and RCMAX.
+# sim N PORT ARGS...: N pseudo-nodes on 127.0.0.1, rank r's output in $tmp/sim.r; sets RC0 and RC1
+# (rank 0's and rank 1's exit status) and RCMAX.
 sim() {
 	local n=$1 port=$2 r rc
 	shift 2
@@ -62,6 +64,7 @@ sim() {
 		wait "${pids[$r]}"
 		rc=$?
 		((r == 0)) && RC0=$rc
+		((r == 1)) && RC1=$rc
 		((rc > RCMAX)) && RCMAX=$rc
 	done
 	pids=()
@@ -112,18 +115,20 @@ if [[ $rcs == "0 0 0 0 " ]] && grep -q "^PASS pairs: 1 pair of 2 nodes" "$tmp/tw
 else
 	tap_fail "2 nodes x 2 ranks (exit statuses $rcs)" "$(cat "$tmp/two.0" "$tmp/two.1")"
 fi
-# No gnuplot: said before anything is measured, by every rank.
+# No gnuplot: rank 0 says so before the rendezvous (a usage error, exit 2),
+# every other rank hears it from rank 0 (exit 1), nothing is measured.
 SIM_PATH=/nonexistent sim 2 "$((port + 1))" --pairs-out="$tmp/none"
-if ((RC0 == 1)) && grep -q -- "--pairs-out: pairs.png is drawn by gnuplot, and no gnuplot is on this node (not in PATH)" "$tmp/sim.1" &&
+if ((RC0 == 2 && RC1 == 1)) && grep -q -- "FAIL usage: --pairs-out: pairs.png is drawn by gnuplot" "$tmp/sim.0" && grep -q -- "--pairs-out: pairs.png is drawn by gnuplot, and no gnuplot is on this node (not in PATH)" "$tmp/sim.1" &&
 	[[ -z $(ls -A "$tmp/none" 2>/dev/null) ]]; then
-	tap_ok "no gnuplot in PATH: every rank fails naming gnuplot, nothing written"
+	tap_ok "no gnuplot in PATH: rank 0 exits 2 before the rendezvous, rank 1 1, both naming gnuplot, nothing written"
 else
-	tap_fail "no gnuplot (rank 0 exit $RC0)" "$(cat "$tmp/sim.0" "$tmp/sim.1")"
+	tap_fail "no gnuplot (rank 0 exit $RC0, rank 1 exit $RC1)" "$(cat "$tmp/sim.0" "$tmp/sim.1")"
 fi
 SIM_GNUPLOT=/nonexistent/gnuplot sim 2 "$((port + 2))" --pairs-out="$tmp/none"
-if ((RC0 == 1)) && grep -q -- "no gnuplot is on this node (DISTENV_GNUPLOT is not executable)" "$tmp/sim.1"; then
-	tap_ok "DISTENV_GNUPLOT not executable: said so, by every rank"
+if ((RC0 == 2 && RC1 == 1)) && grep -q -- 'DISTENV_GNUPLOT="/nonexistent/gnuplot": not an executable file' "$tmp/sim.1" &&
+	! grep -q -- "no gnuplot is on this node" "$tmp/sim.1"; then
+	tap_ok "DISTENV_GNUPLOT not executable: names the variable and the path, by every rank"
 else
-	tap_fail "DISTENV_GNUPLOT not executable (rank 0 exit $RC0)" "$(cat "$tmp/sim.0" "$tmp/sim.1")"
+	tap_fail "DISTENV_GNUPLOT not executable (rank 0 exit $RC0, rank 1 exit $RC1)" "$(cat "$tmp/sim.0" "$tmp/sim.1")"
 fi
 tap_done

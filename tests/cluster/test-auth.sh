@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Authenticated rendezvous on the real cluster, on the Slurm and the auth
 # the cluster runs: DISTENV_CLUSTER_SLURM (host, 24.11, 26.05) and
 # DISTENV_CLUSTER_AUTH (munge, the default; slurm: auth/slurm, no munged,

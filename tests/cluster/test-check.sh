@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # distenv-check on the real local cluster: checks across layouts and
 # dtypes, the --dist-check preflight, and faults (a node's own firewall,
 # a killed rank, duplicate RANK, garbage on the rendezvous port): each
@@ -33,6 +34,7 @@ ok_lines() {
 for per in 1 2; do
 	out=$(cx srun -N2 --ntasks-per-node="$per" "$CHECK" --timeout=20 2>&1) && rc=0 || rc=$?
 	n=$((2 * per))
+	cluster_example "check-2x$per" "$out"
 	if [ "$rc" -eq 0 ] && ok_lines "$out" "$n"; then
 		tap_ok "2 nodes x $per tasks: every rank prints its checklist line OK"
 	else
@@ -118,12 +120,14 @@ nx node2 nft add rule inet distenv_test input ct state new tcp dport 32768-60999
 start=$SECONDS
 out=$(cx srun -N2 -n2 "$CHECK" --timeout=8 2>&1) && rc=0 || rc=$?
 took=$((SECONDS - start))
+cluster_example check-peer-timeout "$out"
 if [ "$rc" -ne 0 ] && [[ "$out" == *"FAIL peer-timeout"*"node1 -> node2"*"timed out"* ]] && [ "$took" -le 16 ]; then
 	tap_ok "node2 drops inbound data connections: peer-timeout naming node2 in ${took}s (timeout 8)"
 else
 	tap_fail "data-port firewall on node2 -> peer-timeout (rc=$rc, ${took}s)" "$out"
 fi
 out=$(cx srun -N2 -n2 --dist-check bash -c 'echo PROGRAM-STARTED' 2>&1) && rc=0 || rc=$?
+cluster_example dist-check-failed "$out"
 if [ "$rc" -ne 0 ] && [[ "$out" == *"peer-timeout"* ]] && [[ "$out" != *PROGRAM-STARTED* ]]; then
 	tap_ok "--dist-check with the firewall: tasks fail with the diagnosis, the program never starts"
 else
@@ -205,6 +209,7 @@ wait "$bench"
 rc=$?
 took=$((SECONDS - start))
 out=$(cat "$tmp/bench.out")
+cluster_example check-peer-lost "$out"
 if [ -n "$victim" ] && [ "$rc" -ne 0 ] && [[ "$out" == *"[rank 0/2] node=node1 FAIL peer-lost"*"rank 1"*node2* ]] && [ "$took" -le 15 ]; then
 	tap_ok "rank 1 killed mid-benchmark: rank 0 exits non-zero with peer-lost naming rank 1 on node2 (${took}s)"
 else
@@ -270,6 +275,7 @@ nx node3 nft add rule inet distenv_test input ct state new tcp dport 32768-60999
 start=$SECONDS
 out=$(cx srun -N4 --ntasks-per-node=1 "$CHECK" --timeout=8 2>&1) && rc=0 || rc=$?
 took=$((SECONDS - start))
+cluster_example check-peer-timeout-node "$out"
 if [ "$rc" -ne 0 ] && [[ "$out" == *"FAIL peer-timeout: node3 accepts no new TCP connections on its data port from any other node"* ]] && [ "$took" -le 16 ]; then
 	tap_ok "4 nodes, node3's firewall drops inbound: the diagnosis names node3 (${took}s)"
 else

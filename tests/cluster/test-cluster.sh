@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test-cluster.sh: the local cluster tool itself (scripts/distenv-cluster):
 # refusal without root, up/idempotent up/status/down, srun across nodes,
 # sbatch, heterogeneous steps, arbitrary distribution, node-exec, name

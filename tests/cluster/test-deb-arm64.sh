@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test-deb-arm64.sh: the arm64 packages, as an admin of ARM VMs (OCI's
 # Ampere A1) would build them on an amd64 machine: scripts/build-deb
 # --release bookworm --arch arm64 builds them in an arm64 root under
@@ -79,7 +80,7 @@ tap_like "$(readelf -h "$x/usr/lib/aarch64-linux-gnu/slurm-wlm/distenv.so" 2>&1)
 # libmunge): the root as qemu's sysroot, the package's files as they are.
 root=$CACHE/roots/bookworm-arm64
 q() { qemu-aarch64-static -L "$root" "$@"; }
-tap_like "$(q "$x/usr/bin/distenv-check" --version 2>&1)" "^distenv-check [0-9.]+" "the arm64 distenv-check runs (--version)"
+tap_like "$(q "$x/usr/bin/distenv-check" --version 2>&1)" "^distenv-check \(distenv\) [0-9.]+" "the arm64 distenv-check runs (--version)"
 tap_is "$(q "$x/usr/bin/distenv-hostnames" 'node[1-3]' 2>&1 | tr '\n' ' ')" "node1 node2 node3 " \
 	"the arm64 distenv-hostnames expands node[1-3]"
 port=$((20000 + RANDOM % 40000))

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test-deb.sh: distenv's Debian packages as an admin meets them. For this
 # machine's release (dpkg-buildpackage here) and for each release of
 # $DISTENV_TEST_SLURM (inside its cluster root): scripts/build-deb builds

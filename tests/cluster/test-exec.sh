@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # distenv-exec, the launcher for clusters without the plugin, on the real
 # two-node cluster: in every layout, a step with the plugin OFF
 # (--dist-env=off) running `distenv-exec dump` must show exactly what the
@@ -185,9 +186,9 @@ if [[ $out != *"program ran"* ]]; then tap_ok "--check with bad DISTENV_CHECK_OP
 else tap_fail "--check with bad DISTENV_CHECK_OPTS: the program is not started" "$out"; fi
 
 # --- bad values fail clearly ------------------------------------------------------------
-tap_like "$(out badport)" "distenv-exec: DISTENV_PORT_MIN=80: out of range \(expected 1024..65535\).*rc=1" \
-	"DISTENV_PORT_MIN=80: named with its value, exit 1"
-tap_like "$(out badprocid)" "distenv-exec: SLURM_PROCID=\"x\": expected an integer in 0..4294967295.*rc=1" \
+tap_like "$(out badport)" "distenv-exec: DISTENV_PORT_MIN \"80\": expected a whole number in 1024..65535.*rc=2" \
+	"DISTENV_PORT_MIN=80: named with its value, exit 2 (a bad setting, as its option twin)"
+tap_like "$(out badprocid)" "distenv-exec: SLURM_PROCID \"x\": expected a whole number in 0..4294967295.*rc=1" \
 	"SLURM_PROCID=x: named with its value, exit 1"
 tap_like "$(out nohostfile)" "distenv-exec: SLURM_HOSTFILE=/nonexistent/hostfile: cannot read it: No such file or directory.*rc=1" \
 	"arbitrary distribution, unreadable SLURM_HOSTFILE: named, exit 1"

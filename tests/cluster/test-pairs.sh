@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # distenv-check --pairs on the real local cluster (6 nodes, one task per
 # node): a healthy sweep (every pair once per direction, N-1 rounds for
 # even N, N for odd), one node's link rate-limited with tbf (that node is
@@ -49,8 +50,10 @@ sweep() {
 	# 32 MiB, not the default 4: six nodes share two CPUs here, and a
 	# transfer of a few milliseconds gets whatever slices it gets.
 	# stdout apart too: srun relays stderr on its own, so a progress line
-	# can land inside the matrix when the two are merged.
-	cx srun -N"$nodes" --ntasks-per-node=1 --kill-on-bad-exit=0 "$CHECK" --pairs --timeout=20 \
+	# can land inside the matrix when the two are merged. --timeout bounds
+	# the whole sweep: 60 s holds five rounds of about 4 s with a node at
+	# 100 Mbit/s, and the retests.
+	cx srun -N"$nodes" --ntasks-per-node=1 --kill-on-bad-exit=0 "$CHECK" --pairs --timeout=60 \
 		--pair-bytes=32M --pairs-out="$tmp/$name" "$@" >"$tmp/$name.stdout" 2>"$tmp/$name.err"
 	RC=$?
 	cat "$tmp/$name.stdout" "$tmp/$name.err" >"$tmp/$name.out"
@@ -180,6 +183,7 @@ nx node3 tc qdisc add dev eth0 root tbf rate 100mbit burst 64kb latency 100ms &&
 	tc qdisc add dev distenv-node3 root tbf rate 100mbit burst 64kb latency 100ms
 sweep tbf "$N"
 undo
+cluster_example pairs-tbf "$(cat "$tmp/tbf.out")"
 v=$(verdicts tbf)
 if ((RC == 1)) && [[ $v == "SLOW node node3" ]] && grep -q '^FAIL pairs: 0 of 15 pairs failed, 1 finding' "$tmp/tbf.out"; then
 	tap_ok "node3 limited to 100 Mbit/s with tbf: node3 named slow, nobody else, exit 1 (${TOOK}s)"
@@ -196,6 +200,7 @@ nx node2 nft add table inet distenv_pairs &&
 	nx node2 nft add rule inet distenv_pairs input ip saddr 10.77.0.14 drop
 sweep firewall "$N"
 undo
+cluster_example pairs-firewall "$(cat "$tmp/firewall.out")"
 v=$(verdicts firewall)
 if ((RC == 1)) && [[ $v == "FAIL pair node2-node4" ]] &&
 	grep -q '^FAIL pair node2-node4: peer-timeout: .*(both nodes pass with the others; retested against node' "$tmp/firewall.out" &&

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Task-side expressions are single-quoted on purpose: they expand in the task.
 # shellcheck disable=SC2016
 # The distenv SPANK plugin on a real two-node Slurm cluster: every task's
@@ -86,8 +87,10 @@ else
 	tap_fail "--dist-port=80 refused by srun with a clear error (rc=$rc)" "$out"
 fi
 out=$(cx srun -N1 -n1 --dist-env=verbose true 2>&1)
+cluster_example plugin-verbose "$out"
 tap_like "$out" "distenv: RANK=0 \(set\)" "--dist-env=verbose reports what was set"
 out=$(cx env MASTER_PORT=12345 srun -N1 -n1 --dist-env=verbose true 2>&1)
+cluster_example plugin-verbose-kept "$out"
 tap_like "$out" "distenv: MASTER_PORT=12345 \(kept user's, distenv: [0-9]+\)" "--dist-env=verbose reports what was kept"
 out=$(cx env MASTER_PORT=12345 srun -N1 -n1 --slurmd-debug=verbose true 2>&1)
 tap_like "$out" "MASTER_PORT=12345 kept" "slurmd verbose log says what was kept"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The sbatch templates (templates/*/run*.slurm) on the real local cluster.
 #
 # Static, for every template: bash -n, shellcheck -x, and the launcher block
@@ -256,6 +257,24 @@ if [ "$rc" -ne 0 ] && [[ $OUT == *"/nonexistent/distenv-exec not found"* ]]; the
 	tap_ok "DISTENV_LAUNCHER=exec without distenv-exec: the job fails at once, naming it"
 else
 	tap_fail "DISTENV_LAUNCHER=exec without distenv-exec fails the job with a message" "$OUT"
+fi
+# DISTENV_LAUNCHER unset (auto) where the job's srun has no plugin: a copy
+# of slurm.conf with an empty plugstack, for the job's srun only (sbatch
+# itself reads the cluster's). The message says auto chose exec, and why.
+conf=$(cx scontrol show config 2>/dev/null | sed -n 's/^SLURM_CONF *= *//p')
+if [ -n "$conf" ] && cx cat "$conf" >"$tmp/noplug.conf" 2>/dev/null && [ -s "$tmp/noplug.conf" ]; then
+	: >"$tmp/plugstack-none.conf"
+	sed -i '/^[[:space:]]*[Pp]lug[Ss]tack[Cc]onfig/d' "$tmp/noplug.conf"
+	echo "PlugStackConfig=$tmp/plugstack-none.conf" >>"$tmp/noplug.conf"
+	DISTENV_EXEC=/nonexistent/distenv-exec submit autoexec cpu-dryrun/run.slurm \
+		--export=ALL,SLURM_CONF="$tmp/noplug.conf" && rc=0 || rc=$?
+	if [ "$rc" -ne 0 ] && [[ $OUT == *"run.slurm: error: DISTENV_LAUNCHER=auto chose exec (this srun has no --dist-env: the distenv plugin is not loaded): /nonexistent/distenv-exec not found on PATH"* ]]; then
+		tap_ok "DISTENV_LAUNCHER unset, srun without the plugin, no distenv-exec: says auto chose exec and why"
+	else
+		tap_fail "DISTENV_LAUNCHER unset, srun without the plugin: the message says auto chose exec and why" "$OUT"
+	fi
+else
+	tap_skip "DISTENV_LAUNCHER unset, srun without the plugin" "scontrol show config names no readable SLURM_CONF"
 fi
 
 # --- without the plugin: distenv-exec ------------------------------------------------

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # PyTorch compatibility: Debian's python3-torch joins the world with
 # init_method="env://" under a plain srun (no torchrun) on the real
 # two-node cluster, using only what the distenv plugin set.
@@ -23,6 +24,7 @@ run_check() { # N_NODES TASKS_PER_NODE
 	want=$((world * (world + 1) / 2))
 	out=$(cx env "${TORCH_ENV[@]}" DISTENV_TIMEOUT=60 timeout 120 srun -N"$n" --ntasks-per-node="$per" \
 		/usr/bin/python3 "$check" 2>&1) && rc=0 || rc=$?
+	cluster_example "torch-${n}x$per" "$out"
 	lines=$(grep -c "allreduce=$want (expected $want) OK" <<<"$out" || true)
 	if [ "$rc" -eq 0 ] && [ "$lines" -eq "$world" ]; then
 		tap_ok "torch gloo env:// all_reduce on $n nodes x $per: $world ranks print $want"

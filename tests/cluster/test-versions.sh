@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test-versions.sh: the local cluster on other Slurm releases
 # (scripts/distenv-cluster up --slurm VERSION): every daemon and client from
 # the Debian root that ships that Slurm, the plugin and tools built against

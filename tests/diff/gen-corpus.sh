@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Prints generated hostlist expressions for hostnames-vs-scontrol.sh, one a
 # line, escaped for printf %b like corpus.txt. Deterministic: its own LCG
 # with a fixed seed (bash's $RANDOM differs between bash versions).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Differential test: distenv-hostnames against the real
 # `scontrol show hostnames` on the hand-written tests/diff/corpus.txt and on
 # the expressions tests/diff/gen-corpus.sh makes. For each expression both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: Slurm hostlist expressions (src/lib/hostlist.c).
  *
  * The input is one expression, read in both grammars (22.05 and

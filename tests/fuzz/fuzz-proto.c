@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: the rendezvous and data-plane frame codec
  * (src/lib/proto.c), which reads what anyone on the network sends.
  *

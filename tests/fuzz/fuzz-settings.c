@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: the plugin's settings (src/lib/settings.c, parse.c,
  * port.c) and SLURM_STEP_TASKS_PER_NODE (de_tasks_per_node_at and
  * _totals in src/lib/layout.c), all read from strings an admin or Slurm

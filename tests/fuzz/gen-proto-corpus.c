@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Writes the seed frames of fuzz-proto into DIR, one file per frame, made
  * by the real encoders: what ranks and rank 0 send in a 2- and a 4-rank
  * job, the longest strings allowed, and a few streams (two frames back to

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Fuzzes the parsers that read what others wrote with libFuzzer, under
 # ASan + UBSan: fuzz-hostlist (Slurm hostlist expressions), fuzz-proto (the
 # rendezvous frames anyone on the network may send), fuzz-settings

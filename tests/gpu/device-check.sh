@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The NCCL path on a machine with a GPU, as one prepared TAP script (well
 # under 8 minutes): builds the working tree in a build directory of its
 # own, then runs distenv-check's NCCL backend on one rank (init, allreduce,

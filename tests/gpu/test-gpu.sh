@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The NCCL path on a real GPU, in the suite: tests/gpu/device-check.sh on
 # this checkout's build where nvidia-smi lists a GPU; skipped elsewhere.
 set -uo pipefail

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # cluster.sh: helpers for tests that run real srun/sbatch on the local
 # multi-node cluster (scripts/distenv-cluster). Source after tap.sh:
@@ -42,6 +43,15 @@ if ! declare -F tap_ok >/dev/null; then
 	# shellcheck source=tests/lib/tap.sh
 	. "$CLUSTER_LIB_DIR/tap.sh"
 fi
+
+# cluster_example NAME OUTPUT: keep OUTPUT as today's text of the docs'
+# example NAME (tests/docs/examples.sh compares the docs with it). Only from
+# this machine's own Slurm with MUNGE, the cluster the docs show.
+cluster_example() {
+	[[ $CLUSTER_SLURM == host && $CLUSTER_AUTH == munge ]] || return 0
+	local dir=${DISTENV_EXAMPLES_DIR:-$DISTENV_SRCDIR/tests/logs/examples}
+	mkdir -p "$dir" && printf '%s\n' "$2" >"$dir/$1.txt"
+}
 
 # Forget any Slurm job context inherited from the caller (the suite may run
 # inside a job on a real cluster): srun would try to join that job here.

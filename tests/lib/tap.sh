@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # tap.sh: a tiny TAP producer for bash test scripts. Source it, call the
 # checks, end with `tap_done` (its status is the script's):

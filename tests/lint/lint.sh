@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Static checks: shell scripts shellcheck-clean, the plugin exports only
 # the SPANK entry points, and it is built hardened.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Man pages: every page under docs/man renders without a single groff/man
 # warning, has a NAME section that mandb can index, and is installed
 # (listed in Makefile.am's dist_man_MANS), and every listed page exists.

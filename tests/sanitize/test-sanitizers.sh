@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The library, the tools and the unit tests under AddressSanitizer +
 # UndefinedBehaviorSanitizer: a separate out-of-tree build of the source
 # tree as `make distdir` ships it, configured with --enable-sanitizers
@@ -275,7 +276,7 @@ early() {
 	done
 	wait_ranks
 	verdict "rank $bad fails before joining: the two others stop on its diagnosis, no report" \
-		"$(seen test "$(grep -l "FAIL usage: rank $bad on .* failed before it could join: GLOO_SOCKET_IFNAME=nosuch0" "${files[@]}" | wc -l)" = 2)" \
+		"$(seen test "$(grep -l "FAIL usage: rank $bad on .* failed before it could join: GLOO_SOCKET_IFNAME=\"nosuch0\"" "${files[@]}" | wc -l)" = 2)" \
 		"$RCS" "$want" "$tmp/$tag".*
 }
 early early 1 "1 2 1"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Task-side expressions are single-quoted on purpose: they expand in the
 # simulated processes.
 # shellcheck disable=SC2016

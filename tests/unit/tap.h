@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Minimal TAP producer for the C unit tests: `ok(cond, fmt, ...)`,
  * `is_str`, `is_int`, then `return tap_done();` from main. */
 #ifndef DISTENV_TAP_H

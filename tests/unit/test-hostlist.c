@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for src/lib/hostlist.c: every grammar rule in both grammars,
  * errors with positions, limits, and count/nth/find agreeing with expand.
  * Expected expansions are what scontrol 22.05.8 prints (22 mode) and what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <string.h>
@@ -251,6 +252,13 @@ int main(void)
 		is_str(V("MASTER_PORT"), port, "batch port");
 		ok(run(nonode, -1, -1) == 0 && strcmp(V("MASTER_ADDR"), "x3") == 0,
 		   "no SLURM_STEP_ID = batch; falls back to first job node");
+		{
+			const char *empty[] = { "SLURM_JOB_ID=42", "SLURMD_NODENAME=",
+						"SLURM_JOB_NODELIST=x[3-4]", NULL };
+
+			ok(run(empty, -1, -1) == -1, "batch: empty SLURMD_NODENAME refused, not passed over");
+			is_str(err.msg, "SLURMD_NODENAME is empty in the task's environment", "batch: the empty one named");
+		}
 	}
 	/* Slurm 26.05's batch step: SLURM_STEP_ID=-5 (SLURM_BATCH_SCRIPT as int32). */
 	{
@@ -262,7 +270,7 @@ int main(void)
 		ok(run(env, -1, -1) == 0 && out.batch && strcmp(V("MASTER_PORT"), port) == 0,
 		   "SLURM_STEP_ID=-5 is the batch step (26.05), with the batch step's port");
 		ok(run(bad, -1, -1) == -1, "SLURM_STEP_ID=-17 refused");
-		is_str(err.msg, "SLURM_STEP_ID=\"-17\": expected a step number or one of Slurm's special ids (-1..-16)",
+		is_str(err.msg, "SLURM_STEP_ID \"-17\": expected a step number or one of Slurm's special ids (-1..-16)",
 		       "the refusal names the value and the forms expected");
 	}
 	/* --dist-port fixes the port. */
@@ -304,10 +312,34 @@ int main(void)
 		   "malformed nodelist refused, named: %s", err.msg);
 		ok(run(count_mismatch, -1, -1) == -1, "nodelist count vs STEP_NUM_NODES mismatch refused");
 		ok(run(garbage, -1, -1) == -1, "garbage PROCID refused");
-		is_str(err.msg, "SLURM_PROCID=\"x\": expected an integer in 0..4294967295", "garbage named");
+		is_str(err.msg, "SLURM_PROCID \"x\": expected a whole number in 0..4294967295", "garbage named");
 		ok(run(nojob, -1, -1) == -1, "missing SLURM_JOB_ID refused");
 		is_str(err.msg, "SLURM_JOB_ID is not set in the task's environment", "missing job id named");
 		ok(run(local_big, -1, -1) == -1, "LOCALID >= local tasks refused");
+	}
+	{
+		/* parse.h's rule: an empty variable is "empty", never "not set",
+		 * and never passed over for the next name. */
+		const char *empty_rank[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_PROCID=",
+					     "SLURM_LOCALID=0", "SLURM_NODEID=0",
+					     "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=1",
+					     "SLURM_STEP_NODELIST=n1", "SLURM_STEP_TASKS_PER_NODE=2", NULL };
+		const char *empty_tasks[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+					      "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_NTASKS=2",
+					      "SLURM_STEP_NUM_TASKS=", "SLURM_STEP_NUM_NODES=1",
+					      "SLURM_STEP_NODELIST=n1", "SLURM_STEP_TASKS_PER_NODE=2", NULL };
+		const char *neg_nodes[] = { "SLURM_JOB_ID=1", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+					    "SLURM_LOCALID=0", "SLURM_NODEID=0",
+					    "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NUM_NODES=-3",
+					    "SLURM_STEP_NODELIST=n1", "SLURM_STEP_TASKS_PER_NODE=2", NULL };
+
+		ok(run(empty_rank, -1, -1) == -1, "empty SLURM_PROCID refused");
+		is_str(err.msg, "SLURM_PROCID is empty in the task's environment", "empty named as empty, not unset");
+		ok(run(empty_tasks, -1, -1) == -1, "empty SLURM_STEP_NUM_TASKS refused, not passed over for SLURM_NTASKS");
+		is_str(err.msg, "SLURM_STEP_NUM_TASKS is empty in the task's environment", "the empty one named");
+		ok(run(neg_nodes, -1, -1) == -1, "SLURM_STEP_NUM_NODES=-3 refused");
+		is_str(err.msg, "SLURM_STEP_NUM_NODES \"-3\": expected a whole number in 1..4294967295",
+		       "negative node count named with the form");
 	}
 
 	/* tasks-per-node parser */

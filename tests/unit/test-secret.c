@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -39,6 +40,16 @@ static ssize_t nothing(void *buf, size_t len, unsigned int flags)
 	(void)len;
 	(void)flags;
 	return 0;
+}
+
+/* de_auth_first's question, counted: only the user's secret applies. */
+static int asked;
+
+static int count_asks(enum de_auth_source src, void *ctx)
+{
+	(void)ctx;
+	asked++;
+	return src == DE_SRC_USER_SECRET;
 }
 
 int main(void)
@@ -89,5 +100,26 @@ int main(void)
 	is_int(de_auth_pick(0, 0, 1, 1), DE_SRC_MUNGE, "MUNGE before the step secret");
 	is_int(de_auth_pick(0, 0, 0, 1), DE_SRC_STEP_SECRET, "the step secret when MUNGE is not usable (auth/slurm)");
 	is_int(de_auth_pick(0, 0, 0, 0), DE_SRC_NONE, "nothing: none (distenv-check refuses to run)");
+
+	/* One table: the order, and the names the PASS line and --help use. */
+	{
+		static const char *const names[] = { "none (--insecure)", "shared secret", "munge", "step secret" };
+		unsigned seen = 0;
+		size_t m;
+
+		for (m = 0; m < DE_AUTH_NMETHODS; m++) {
+			is_str(de_auth_methods[m].name, names[m], "method %zu of the order: %s", m + 1, names[m]);
+			ok(de_auth_method_of(de_auth_methods[m].src) == &de_auth_methods[m] &&
+			   de_auth_methods[m].when[0] && de_auth_methods[m].what[0],
+			   "method %zu: found by its source, says what selects it and what it proves", m + 1);
+			seen |= 1u << de_auth_methods[m].src;
+		}
+		is_int((int)seen, (1 << DE_SRC_INSECURE) | (1 << DE_SRC_USER_SECRET) | (1 << DE_SRC_MUNGE) |
+		       (1 << DE_SRC_STEP_SECRET), "every source once in the table");
+		ok(de_auth_method_of(DE_SRC_NONE) == NULL, "no method for DE_SRC_NONE");
+		asked = 0;
+		is_int(de_auth_first(count_asks, NULL), DE_SRC_USER_SECRET, "de_auth_first: the first usable one");
+		is_int(asked, 2, "... asking none after it (MUNGE is not asked when a user secret applies)");
+	}
 	return tap_done();
 }

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every unit test program under valgrind: no invalid access, no leak.
 set -euo pipefail
 # shellcheck source=tests/lib/tap.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """pack-source.py SRC DEST: a source tarball of the distenv checkout SRC.
 
 Runs on the Ansible controller. The files are those git tracks plus the
