@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The collective backends, one table each (as nccl-tests' testColl):
- * main.c runs whichever was chosen through these entries alone. The
+ * main.c and modes.c run whichever was chosen through these entries alone. The
  * rendezvous, the node probe and the verification are shared; a backend
  * brings its device, its connections and its allreduce. */
 #ifndef DISTENV_BACKEND_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* distenv-check: the state of one rank, in parts that each module reads:
- * the options (main.c), who this rank is (read from the environment
+ * the options (options.c), who this rank is (identity.c, from the environment
  * once), its credentials (auth.c), its rendezvous link and data listener
  * (rdv_client.c, socket.c) and the socket backend's ring (socket.c). */
 #ifndef DISTENV_CHECK_H
