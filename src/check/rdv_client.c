@@ -5,8 +5,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -16,6 +18,34 @@
 #include "rendezvous.h"
 #include "world.h"
 
+
+/* Rank 0's rendezvous connection ended: one line however it ended (EOF,
+ * reset, a failed send), so a killed rank 0 reads the same every time. */
+static int rank0_gone(struct de_check *c, struct de_fail *f)
+{
+	return de_fail_set(f, DE_D_PEER_LOST,
+			   "rank 0 (%s) closed the rendezvous connection: it exited or was killed",
+			   c->id.master);
+}
+
+/* rank0_closed: has rank 0 closed its end of the rendezvous connection
+ * with nothing left for us to read (no verdict), waiting up to ms for it?
+ * A killed process's connections all close at once: this long covers the
+ * rendezvous one trailing the data one. */
+#define RANK0_GONE_MS 200
+static int rank0_closed(struct de_check *c, int ms)
+{
+	struct pollfd p = { .fd = c->net.rdv_fd, .events = POLLIN | POLLRDHUP };
+	char b;
+	ssize_t k;
+
+	if (c->id.rank == 0 || c->net.rdv_fd < 0 || c->net.rdv_rb.len > 0)
+		return 0;
+	if (poll(&p, 1, ms) <= 0)
+		return 0;
+	k = recv(c->net.rdv_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR);
+}
 
 /* since: when this wait began, for the time the failure states. */
 static int wait_frame(struct de_check *c, int64_t since, int64_t deadline, enum de_msg *type,
@@ -28,9 +58,7 @@ static int wait_frame(struct de_check *c, int64_t since, int64_t deadline, enum 
 	if (rc == 1)
 		return 0;
 	if (rc == 0)
-		return de_fail_set(f, DE_D_PEER_LOST,
-				   "rank 0 (%s) closed the rendezvous connection: it exited or was killed",
-				   c->id.master);
+		return rank0_gone(c, f);
 	if (de_now_ms() >= deadline)
 		return de_fail_set(f, DE_D_TIMEOUT,
 				   "no answer from rank 0 (%s:%u) in %.1f s (--timeout=%d s, and %d s more for rank 0's verdict)",
@@ -299,9 +327,7 @@ int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
 	if (de_enc_text(&b, DE_MSG_REPORT, &t, &e) == 0 &&
 	    de_send_all(c->net.rdv_fd, b.data, b.len, deadline) != 0) {
 		de_buf_free(&b);
-		return de_fail_set(f, DE_D_PEER_LOST,
-				   "rank 0 (%s) is gone: sending our report failed: %s",
-				   c->id.master, strerror(errno));
+		return rank0_gone(c, f);
 	}
 	de_buf_free(&b);
 	if (wait_frame(c, since, deadline, &type, &frame, &len, f))
@@ -324,6 +350,10 @@ int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
 {
 	struct de_fail mine = *f;
 
+	/* A lost data connection and a rank 0 that is gone: rank 0 died, the
+	 * cause of both (however the data connection noticed first). */
+	if (mine.diag == DE_D_PEER_LOST && rank0_closed(c, RANK0_GONE_MS))
+		return rank0_gone(c, f), -1;
 	if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
 		*f = mine;
 	return -1;
@@ -341,9 +371,7 @@ int de_rdv_poll_abort(struct de_check *c, struct de_fail *f)
 	if (rc == 0)
 		return 0;
 	if (rc == -2)
-		return de_fail_set(f, DE_D_PEER_LOST,
-				   "rank 0 (%s) closed the rendezvous connection mid-collective: it exited or was killed",
-				   c->id.master), 1;
+		return rank0_gone(c, f), 1;
 	if (rc == 1 && type == DE_MSG_ABORT)
 		return take_abort(frame, len, f), 1;
 	return de_fail_set(f, DE_D_INTERNAL, "unexpected frame from rank 0 mid-collective"), 1;
