@@ -12,6 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/lib/tap.sh
 . "$here/../lib/tap.sh"
+# shellcheck source=tests/lib/ports.sh
+. "$here/../lib/ports.sh"
 
 build=${DISTENV_BUILD_DIR:-.}
 CHECK=$build/src/distenv-check
@@ -24,14 +26,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# free_port: a port nothing on this host listens on now.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
 
 # --- the order as written -------------------------------------------------------------
 # --help: "  N. NAME: what selects it".

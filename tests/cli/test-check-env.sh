@@ -10,6 +10,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/tap.sh
 . "$here/../lib/tap.sh"
+# shellcheck source=tests/lib/ports.sh
+. "$here/../lib/ports.sh"
 
 build=${DISTENV_BUILD_DIR:-.}
 CHECK=$build/src/distenv-check
@@ -19,15 +21,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 host=$(hostname)
 
-# free_port: a port nothing on this host listens on now (bash's /dev/tcp:
-# package build roots have no python3).
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
 
 # chk [-VAR...] [VAR=VALUE...] [-- ARGS...]: rank 0 of a world of 1 on
 # 127.0.0.1 with a secret, minus each -VAR, plus each VAR=VALUE (last one

@@ -17,6 +17,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/tap.sh
 . "$here/../lib/tap.sh"
+# shellcheck source=tests/lib/ports.sh
+. "$here/../lib/ports.sh"
 
 build=${DISTENV_BUILD_DIR:-.}
 CHECK=$build/src/distenv-check
@@ -34,14 +36,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# free_port: a port nothing on this host listens on now.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
 
 # rank_env OUT [-VAR...] [VAR=VALUE...]: OUT (an array name) gets the
 # environment of a rank: rank 0 of 1 on 127.0.0.1 at $PORT with the

@@ -10,6 +10,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/tap.sh
 . "$here/../lib/tap.sh"
+# shellcheck source=tests/lib/ports.sh
+. "$here/../lib/ports.sh"
 
 build=${DISTENV_BUILD_DIR:-.}
 CHECK=$build/src/distenv-check
@@ -22,16 +24,6 @@ secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# free_port: a port nothing on this host listens on now. Bash's /dev/tcp
-# rather than Python: package build roots (make check in dh_auto_test) have
-# no python3.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
 
 # one [PREFIX...] -- ARGS...: rank 0 of a world of 1 on 127.0.0.1 run
 # through PREFIX (e.g. the hiding namespace), only the torchrun variables;

@@ -258,16 +258,24 @@ if [ "$rc" -ne 0 ] && [[ $OUT == *"/nonexistent/distenv-exec not found"* ]]; the
 else
 	tap_fail "DISTENV_LAUNCHER=exec without distenv-exec fails the job with a message" "$OUT"
 fi
-# DISTENV_LAUNCHER unset (auto) where the job's srun has no plugin: a copy
-# of slurm.conf with an empty plugstack, for the job's srun only (sbatch
-# itself reads the cluster's). The message says auto chose exec, and why.
+# DISTENV_LAUNCHER unset (auto) where the job's srun has no plugin: the
+# job's PATH starts with an srun that runs the real one on a copy of
+# slurm.conf with an empty plugstack (a SLURM_CONF in the job's
+# environment would not do: slurmstepd sets its own). sbatch itself reads
+# the cluster's. The message says auto chose exec, and why.
 conf=$(cx scontrol show config 2>/dev/null | sed -n 's/^SLURM_CONF *= *//p')
 if [ -n "$conf" ] && cx cat "$conf" >"$tmp/noplug.conf" 2>/dev/null && [ -s "$tmp/noplug.conf" ]; then
 	: >"$tmp/plugstack-none.conf"
 	sed -i '/^[[:space:]]*[Pp]lug[Ss]tack[Cc]onfig/d' "$tmp/noplug.conf"
 	echo "PlugStackConfig=$tmp/plugstack-none.conf" >>"$tmp/noplug.conf"
+	mkdir -p "$tmp/noplug-bin"
+	printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/srun "$@"\n' "$tmp/noplug.conf" >"$tmp/noplug-bin/srun"
+	chmod 0755 "$tmp/noplug-bin/srun"
+	if [[ $(cx "$tmp/noplug-bin/srun" --help 2>&1) == *--dist-env* ]]; then
+		tap_fail "the plugin-less srun of this test has no --dist-env" "$(cx "$tmp/noplug-bin/srun" --help 2>&1 | grep -- --dist)"
+	fi
 	DISTENV_EXEC=/nonexistent/distenv-exec submit autoexec cpu-dryrun/run.slurm \
-		--export=ALL,SLURM_CONF="$tmp/noplug.conf" && rc=0 || rc=$?
+		--export=ALL,PATH="$tmp/noplug-bin:/usr/bin:/bin" && rc=0 || rc=$?
 	if [ "$rc" -ne 0 ] && [[ $OUT == *"run.slurm: error: DISTENV_LAUNCHER=auto chose exec (this srun has no --dist-env: the distenv plugin is not loaded): /nonexistent/distenv-exec not found on PATH"* ]]; then
 		tap_ok "DISTENV_LAUNCHER unset, srun without the plugin, no distenv-exec: says auto chose exec and why"
 	else

@@ -20,6 +20,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/tap.sh
 . "$here/../lib/tap.sh"
+# shellcheck source=tests/lib/ports.sh
+. "$here/../lib/ports.sh"
 
 root=$(cd "$here/../.." && pwd)
 build=${DISTENV_BUILD_DIR:-$root}
@@ -119,21 +121,8 @@ done
 DISTENV_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 export DISTENV_SECRET
 
-# pick_port: sets PORT to a free TCP port below the ephemeral range.
-pick_port() {
-	local p i
-	for ((i = 0; i < 200; i++)); do
-		p=$((20000 + RANDOM % 12000))
-		if command -v ss >/dev/null; then
-			[ -n "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ] && continue
-		else
-			(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
-		fi
-		PORT=$p
-		return 0
-	done
-	PORT=$((20000 + RANDOM % 12000))
-}
+# pick_port: sets PORT to a free TCP port (tests/lib/ports.sh).
+pick_port() { PORT=$(free_port); }
 
 # start_rank TAG BIN WORLD RANK ARGS...: one rank in the background, its
 # output in $tmp/TAG.RANK, its pid appended to pids.
