@@ -23,18 +23,33 @@
 #   TB_MIRROR   Debian mirror (default http://deb.debian.org/debian)
 #   TB_CACHE    folder for the base rootfs tarball, used only if it exists
 #               (default /var/cache/distenv-ansible)
-#   TB_BRIDGE   bridge name (default dea0), TB_NET its /24 (default 10.78.0)
+#   TB_ID       which test bed, 0-9 (default 0): test beds of different ids
+#               run side by side (their own bridge, subnet, machine names
+#               and NAT table)
+#   TB_BRIDGE   bridge name (default dea<ID>), TB_NET its /24 (default
+#               10.78.<ID>)
 #   TB_SHARED   the shared path inside the nodes (default /shared)
 #
 # Every name this creates starts with "dea" (bridge dea0, machines dea-*,
-# nft table dea_nat); all state lives under $TB_WORK, so tb_down can undo
-# exactly what tb_* did, by PID and by path.
+# nft table dea_nat; with TB_ID=N: deaN, deaN-*, deaN_nat); all state lives
+# under $TB_WORK, so tb_down can undo exactly what tb_* did, by PID and by
+# path. What test beds share (nspawn's runtime tmpfs, IP forwarding) is
+# undone by the last one down (/run/dea-testbeds).
 
 TB_RELEASE=${TB_RELEASE:-bookworm}
 TB_MIRROR=${TB_MIRROR:-http://deb.debian.org/debian}
 TB_CACHE=${TB_CACHE:-/var/cache/distenv-ansible}
-TB_BRIDGE=${TB_BRIDGE:-dea0}
-TB_NET=${TB_NET:-10.78.0}
+TB_ID=${TB_ID:-0}
+case $TB_ID in
+[0-9]) ;;
+*) echo "testbed: TB_ID=$TB_ID: expected a digit 0-9" >&2; return 2 ;;
+esac
+TB_BRIDGE=${TB_BRIDGE:-dea$TB_ID}
+TB_NET=${TB_NET:-10.78.$TB_ID}
+# Names of this test bed's machines, cgroups and NAT table.
+TB_PFX=dea
+[ "$TB_ID" = 0 ] || TB_PFX=dea$TB_ID
+TB_SHARED_STATE=/run/dea-testbeds
 TB_SHARED=${TB_SHARED:-/shared}
 TB_WORK=${TB_WORK:-}
 
@@ -55,30 +70,39 @@ tb_need_work() {
 # --- the host side: bridge, NAT to the Debian archive, nspawn's runtime dir ----
 tb_host_up() {
 	tb_need_work || return 1
-	local st=$TB_WORK/host
-	mkdir -p "$st"
+	local st=$TB_WORK/host rc=0 tb_lock
+	mkdir -p "$st" "$TB_SHARED_STATE"
+	# What test beds share, under one lock: nspawn's runtime tmpfs and IP
+	# forwarding, set up by the first one up, undone by the last one down.
+	exec {tb_lock}>"$TB_SHARED_STATE/.lock"
+	flock "$tb_lock"
+	touch "$TB_SHARED_STATE/${TB_WORK##*/}"
+	touch "$st/registered"
 	# nspawn keeps its runtime state under /run/systemd/nspawn and refuses to
 	# clean up when /run is not a tmpfs (it is not here).
 	if ! mountpoint -q /run/systemd/nspawn 2>/dev/null; then
 		mkdir -p /run/systemd/nspawn
-		mount -t tmpfs -o mode=0755 dea-nspawn /run/systemd/nspawn || return 1
-		touch "$st/mounted-nspawn-tmpfs"
+		mount -t tmpfs -o mode=0755 dea-nspawn /run/systemd/nspawn &&
+			touch "$TB_SHARED_STATE/.mounted-nspawn-tmpfs" || rc=1
 	fi
+	# The nodes reach the Debian archive through the host: forwarding plus a
+	# masquerade for the bridge subnet only, in a table of our own.
+	if [ ! -f "$TB_SHARED_STATE/.ip_forward" ]; then
+		cat /proc/sys/net/ipv4/ip_forward >"$TB_SHARED_STATE/.ip_forward"
+	fi
+	echo 1 >/proc/sys/net/ipv4/ip_forward
+	flock -u "$tb_lock"
+	exec {tb_lock}>&-
+	((rc == 0)) || return 1
 	if ! ip link show "$TB_BRIDGE" >/dev/null 2>&1; then
 		ip link add "$TB_BRIDGE" type bridge || return 1
 		touch "$st/created-bridge"
 		ip addr add "$TB_NET.1/24" dev "$TB_BRIDGE" || return 1
 		ip link set "$TB_BRIDGE" up || return 1
 	fi
-	# The nodes reach the Debian archive through the host: forwarding plus a
-	# masquerade for the bridge subnet only, in a table of our own.
-	if [ ! -f "$st/ip_forward" ]; then
-		cat /proc/sys/net/ipv4/ip_forward >"$st/ip_forward"
-	fi
-	echo 1 >/proc/sys/net/ipv4/ip_forward
-	if ! nft list table ip dea_nat >/dev/null 2>&1; then
+	if ! nft list table ip "${TB_PFX}_nat" >/dev/null 2>&1; then
 		nft -f - <<-EOF || return 1
-			table ip dea_nat {
+			table ip ${TB_PFX}_nat {
 				chain post {
 					type nat hook postrouting priority srcnat; policy accept;
 					ip saddr $TB_NET.0/24 oifname != "$TB_BRIDGE" masquerade
@@ -90,25 +114,34 @@ tb_host_up() {
 }
 
 tb_host_down() {
-	local st=$TB_WORK/host
+	local st=$TB_WORK/host tb_lock
 	[ -d "$st" ] || return 0
 	if [ -f "$st/created-nat" ]; then
-		nft delete table ip dea_nat 2>/dev/null
+		nft delete table ip "${TB_PFX}_nat" 2>/dev/null
 		rm -f "$st/created-nat"
-	fi
-	if [ -f "$st/ip_forward" ]; then
-		cat "$st/ip_forward" >/proc/sys/net/ipv4/ip_forward
-		rm -f "$st/ip_forward"
 	fi
 	if [ -f "$st/created-bridge" ]; then
 		ip link del "$TB_BRIDGE" 2>/dev/null
 		rm -f "$st/created-bridge"
 	fi
-	if [ -f "$st/mounted-nspawn-tmpfs" ]; then
-		umount /run/systemd/nspawn 2>/dev/null || umount -l /run/systemd/nspawn
-		rmdir /run/systemd/nspawn 2>/dev/null
-		rm -f "$st/mounted-nspawn-tmpfs"
+	[ -f "$st/registered" ] || return 0
+	exec {tb_lock}>"$TB_SHARED_STATE/.lock"
+	flock "$tb_lock"
+	rm -f "$TB_SHARED_STATE/${TB_WORK##*/}" "$st/registered"
+	# The last test bed down: forwarding as it was, nspawn's tmpfs gone.
+	if [ -z "$(find "$TB_SHARED_STATE" -mindepth 1 -maxdepth 1 -name '[!.]*' -print -quit)" ]; then
+		if [ -f "$TB_SHARED_STATE/.ip_forward" ]; then
+			cat "$TB_SHARED_STATE/.ip_forward" >/proc/sys/net/ipv4/ip_forward
+			rm -f "$TB_SHARED_STATE/.ip_forward"
+		fi
+		if [ -f "$TB_SHARED_STATE/.mounted-nspawn-tmpfs" ]; then
+			umount /run/systemd/nspawn 2>/dev/null || umount -l /run/systemd/nspawn
+			rmdir /run/systemd/nspawn 2>/dev/null
+			rm -f "$TB_SHARED_STATE/.mounted-nspawn-tmpfs"
+		fi
 	fi
+	flock -u "$tb_lock"
+	exec {tb_lock}>&-
 	return 0
 }
 
@@ -176,7 +209,7 @@ tb_node_up() {
 	d=$TB_WORK/nodes/$name
 	root=$d/root up=$d/upper
 	mkdir -p "$root" "$up" "$d/work" "$TB_WORK/shared"
-	mount -t overlay "dea-$name" -o "lowerdir=$TB_WORK/base,upperdir=$up,workdir=$d/work" "$root" || return 1
+	mount -t overlay "$TB_PFX-$name" -o "lowerdir=$TB_WORK/base,upperdir=$up,workdir=$d/work" "$root" || return 1
 	touch "$d/mounted"
 
 	# Like a cloud image: hostname, the Debian 127.0.1.1 line (the trap the
@@ -219,12 +252,12 @@ tb_node_up() {
 	# one (slurmd on each creates job cgroups under its own root).
 	for cg in /sys/fs/cgroup/*/; do
 		mountpoint -q "$cg" || continue
-		mkdir -p "${cg}dea-$name" && echo "${cg}dea-$name" >>"$d/cgroups"
+		mkdir -p "${cg}$TB_PFX-$name" && echo "${cg}$TB_PFX-$name" >>"$d/cgroups"
 	done
 	(
 		while read -r cg; do echo "$BASHPID" >"$cg/cgroup.procs"; done <"$d/cgroups"
 		exec systemd-nspawn --quiet --boot --register=no --keep-unit \
-			--directory="$root" --machine="dea-$name" --hostname="$name" \
+			--directory="$root" --machine="$TB_PFX-$name" --hostname="$name" \
 			--network-bridge="$TB_BRIDGE" --resolv-conf=off --timezone=off \
 			--console=read-only --link-journal=no \
 			--bind="$TB_WORK/shared:$TB_SHARED"

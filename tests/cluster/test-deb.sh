@@ -70,8 +70,14 @@ for rel in "${rels[@]}"; do
 	vre=${v//./\\.}
 	arg=$rel
 	[[ $rel == "$host_rel" ]] && arg=host
-	out=$("$BUILD_DEB" --release "$arg" "${cuda_args[@]}" --out "$tmp/dist-$rel" 2>&1)
+	# This machine's: built anew (--no-cache), whatever an earlier run left.
+	fresh=()
+	[[ $rel == "$host_rel" ]] && fresh=(--no-cache)
+	out=$("$BUILD_DEB" --release "$arg" "${cuda_args[@]}" "${fresh[@]}" --out "$tmp/dist-$rel" 2>&1)
 	rc=$?
+	if [[ $rel == "$host_rel" ]]; then
+		tap_like "$out" "building distenv .* on this machine" "[$rel] build-deb --no-cache builds anew"
+	fi
 	tap_is "$rc" 0 "[$rel] build-deb --release $arg exits 0 (lintian: no errors)" || tap_diag "$out"
 	tap_diag "[$rel] $(grep 'build-deb: built' <<<"$out")"
 	mapfile -t debs < <(grep -E '^/.*\.deb$' <<<"$out")
@@ -126,7 +132,8 @@ node2 3 RANK=3 LOCAL_RANK=1 NODE_RANK=1 WORLD_SIZE=4 MASTER_ADDR=node1" \
 	fi
 
 	if [[ $rel == "$host_rel" ]]; then
-		out=$("$tmp/up/scripts/build-deb" --release host "${cuda_args[@]}" --out "$tmp/dist-up" 2>&1)
+		# Its unit tests are the first build's (the same sources): nocheck.
+		out=$(DEB_BUILD_OPTIONS=nocheck "$tmp/up/scripts/build-deb" --release host "${cuda_args[@]}" --out "$tmp/dist-up" 2>&1)
 		tap_is "$?" 0 "[$rel] build-deb of version $upv exits 0" || tap_diag "$out"
 		mapfile -t updebs < <(grep -E '^/.*\.deb$' <<<"$out")
 		out=$(cx dpkg -i "${updebs[@]}" 2>&1)
@@ -161,4 +168,17 @@ node2 3 RANK=3 LOCAL_RANK=1 NODE_RANK=1 WORLD_SIZE=4 MASTER_ADDR=node1" \
 		"[$rel] the cached root was never touched"
 done
 
+# The same inputs again: the packages come from build-deb's cache (the
+# --no-cache build above stored them), the same bytes, lintian's report
+# with them.
+out=$("$BUILD_DEB" --release host "${cuda_args[@]}" --out "$tmp/dist-again" 2>&1)
+rc=$?
+mapfile -t again < <(grep -E '^/.*\.deb$' <<<"$out")
+same=1
+for f in "${again[@]}"; do cmp -s "$f" "$tmp/dist-$host_rel/${f##*/}" || same=0; done
+if ((rc == 0 && ${#again[@]} == 2 && same)) && [[ $out == *"(from the cache)"* && -s $tmp/dist-again/lintian.log ]]; then
+	tap_ok "build-deb of the same inputs again: the cached packages, byte for byte, and lintian's report"
+else
+	tap_fail "build-deb of the same inputs again: the cached packages (rc=$rc, ${#again[@]} packages, same bytes: $same)" "$out"
+fi
 tap_done
