@@ -28,10 +28,14 @@ static int rank0_gone(struct de_check *c, struct de_fail *f)
 			   c->id.master);
 }
 
-/* rank0_closed: has rank 0 closed its end of the rendezvous connection
- * with nothing left for us to read (no verdict), waiting up to ms for it?
- * A killed process's connections all close at once: this long covers the
- * rendezvous one trailing the data one. */
+/* rank0_closed: waits up to ms for word from rank 0 after a lost data
+ * connection; 1 when rank 0 closed its end of the rendezvous connection
+ * with nothing for us to read (it died), 0 when it sent something (its
+ * verdict) or nothing came. A killed process's connections all close at
+ * once, and rank 0's server judges a rank whose rendezvous connection
+ * closed at once: this long covers either trailing the data connection,
+ * so a dead rank reads the same whichever socket noticed first. Rank 0's
+ * own client waits so too, for its server's verdict. */
 #define RANK0_GONE_MS 200
 static int rank0_closed(struct de_check *c, int ms)
 {
@@ -39,7 +43,7 @@ static int rank0_closed(struct de_check *c, int ms)
 	char b;
 	ssize_t k;
 
-	if (c->id.rank == 0 || c->net.rdv_fd < 0 || c->net.rdv_rb.len > 0)
+	if (c->net.rdv_fd < 0 || c->net.rdv_rb.len > 0)
 		return 0;
 	if (poll(&p, 1, ms) <= 0)
 		return 0;
@@ -351,7 +355,9 @@ int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
 	struct de_fail mine = *f;
 
 	/* A lost data connection and a rank 0 that is gone: rank 0 died, the
-	 * cause of both (however the data connection noticed first). */
+	 * cause of both (however the data connection noticed first); or rank
+	 * 0 knows more (a rank whose rendezvous connection closed): its
+	 * verdict. */
 	if (mine.diag == DE_D_PEER_LOST && rank0_closed(c, RANK0_GONE_MS))
 		return rank0_gone(c, f), -1;
 	if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
