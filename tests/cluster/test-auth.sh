@@ -20,9 +20,7 @@ TAP_TAG=${TAP_TAG:-${DISTENV_CLUSTER_SLURM:-host} auth/$AUTH}
 # shellcheck source=tests/lib/cluster.sh
 . "$here/../lib/cluster.sh"
 
-build=${DISTENV_BUILD_DIR:-$(cd "$here/../.." && pwd)}
-CHECK=$build/src/distenv-check
-[ -x "$CHECK" ] || tap_skip_all "distenv-check not built at $CHECK"
+cluster_need_check
 command -v useradd >/dev/null || tap_skip_all "useradd missing"
 [[ $AUTH == munge || $AUTH == slurm ]] ||
 	tap_skip_all "DISTENV_CLUSTER_AUTH=$AUTH: expected munge or slurm"

@@ -16,9 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/cluster.sh
 . "$here/../lib/cluster.sh"
 
-build=${DISTENV_BUILD_DIR:-$(cd "$here/../.." && pwd)}
-CHECK=$build/src/distenv-check
-[ -x "$CHECK" ] || tap_skip_all "distenv-check not built at $CHECK"
+cluster_need_check
 cluster_require --nodes 2 --cpus 4
 started=$SECONDS
 

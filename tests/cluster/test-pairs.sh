@@ -17,9 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/cluster.sh
 . "$here/../lib/cluster.sh"
 
-build=${DISTENV_BUILD_DIR:-$(cd "$here/../.." && pwd)}
-CHECK=$build/src/distenv-check
-[ -x "$CHECK" ] || tap_skip_all "distenv-check not built at $CHECK"
+cluster_need_check
 command -v python3 >/dev/null || tap_skip_all "python3 is needed to read pairs.json"
 N=6
 cluster_require --nodes "$N" --cpus 2

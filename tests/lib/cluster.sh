@@ -115,6 +115,13 @@ cluster_scratch_cleanup() {
 	rm -rf -- "$tmp"
 }
 
+# cluster_need_check: CHECK, the build's distenv-check; skips the whole
+# file when it is not built.
+cluster_need_check() {
+	CHECK=$DISTENV_BUILD_DIR/src/distenv-check
+	[[ -x $CHECK ]] || tap_skip_all "distenv-check not built at $CHECK"
+}
+
 # cluster_require [UP ARGS...]: not root -> skip the whole file; root but the
 # cluster cannot come up -> one failed test with the reason, and exit.
 cluster_require() {
