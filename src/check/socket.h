@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The TCP data plane every backend shares: the acceptor thread for
- * inbound data connections (acceptor.c) and the node-to-node probe
- * (socket.c). The socket backend's ring is reached through backend.h. */
+ * inbound data connections (acceptor.c), the node-to-node probe
+ * (probe.c) and the framing of data connections (socket.c). The socket
+ * backend's ring is reached through backend.h. */
 #ifndef DISTENV_SOCKET_H
 #define DISTENV_SOCKET_H
 
@@ -9,6 +10,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "err.h"
 
 /* What a data connection is for, in its DATA hello (1 was the probe's,
  * which now only connects). */
@@ -23,9 +25,14 @@
 /* acceptor.c */
 int de_acceptor_start(struct de_check *c, struct de_fail *f);
 void de_acceptor_stop(struct de_check *c);
-/* socket.c. Phase 0: every node reaches the others' data ports; report
+/* probe.c. Phase 0: every node reaches the others' data ports; report
  * says which failed ("host (addr:port) how, ..."). */
 int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report, size_t len);
+/* socket.c. Reads exactly one small frame from fd (a peer's hello or
+ * challenge): the caller streams data right behind it, and those bytes
+ * are not ours to read. 0 with *len, or -1 with err. */
+int de_recv_one_frame(int fd, uint8_t *buf, size_t cap, size_t *len,
+		      int64_t deadline, struct de_err *err);
 /* A DATA hello on fd; with a challenge, it carries the proof of the
  * session key. */
 int de_send_data(const struct de_check *c, int fd, uint8_t purpose,
