@@ -43,7 +43,9 @@ static int rank0_closed(struct de_check *c, int ms)
 	char b;
 	ssize_t k;
 
-	if (c->net.rdv_fd < 0 || c->net.rdv_rb.len > 0)
+	/* Bytes read but not yet taken as a frame: something from rank 0 (the
+	 * last frame taken stays in the buffer, counted in consumed). */
+	if (c->net.rdv_fd < 0 || c->net.rdv_rb.len > c->net.rdv_rb.consumed)
 		return 0;
 	if (poll(&p, 1, ms) <= 0)
 		return 0;
