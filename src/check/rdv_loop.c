@@ -45,6 +45,8 @@ static void untrack(struct rdv_server *s, struct rdv_conn *k)
 
 void rdv_conn_close(struct rdv_server *s, struct rdv_conn *k)
 {
+	if (k == s->extra)
+		s->extra = NULL;
 	untrack(s, k);
 	epoll_ctl(s->efd, EPOLL_CTL_DEL, k->fd, NULL);
 	close(k->fd);

@@ -140,6 +140,10 @@ void de_rdv_server_stop(void)
 	if (write(s->wake, &one, sizeof(one)) < 0)
 		s->done = 1;
 	pthread_join(s->th, NULL);
+	/* The claimant that ended the job stayed open to the end (it heard
+	 * the verdict, and its connection lives as long as rank 0). */
+	if (s->extra != NULL)
+		rdv_conn_close(s, s->extra);
 	close(s->lfd);
 	close(s->wake);
 	close(s->efd);
