@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Rank 0's server, the phases: every rank reports, and rank 0 answers GO
+ * or ABORT with one diagnosis for everybody. What the verdict is comes
+ * from rdv_verdict.c (pure); here it is kept and told to every rank. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget.h"
+#include "pairs.h"
+#include "rdv_server.h"
+
+void rdv_mark_told(struct rdv_server *s, uint32_t rank)
+{
+	if (rank < s->c->id.world && !s->told[rank]) {
+		s->told[rank] = 1;
+		s->ntold++;
+	}
+}
+
+/* The job's verdict, kept to tell the ranks that come after it. */
+void rdv_keep_verdict(struct rdv_server *s, enum de_diag d, uint32_t about, const char *text)
+{
+	if (s->have_verdict)
+		return;
+	s->have_verdict = 1;
+	s->verdict.code = (uint16_t)d;
+	s->verdict.rank = about;
+	snprintf(s->verdict.text, sizeof(s->verdict.text), "%s", text);
+}
+
+static void rdv_vabort(struct rdv_server *s, enum de_diag d, uint32_t about, const char *fmt,
+		       va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void rdv_vabort(struct rdv_server *s, enum de_diag d, uint32_t about, const char *fmt,
+		       va_list ap)
+{
+	char text[sizeof(((struct de_text *)0)->text)];
+	uint32_t i;
+
+	vsnprintf(text, sizeof(text), fmt, ap);
+	rdv_keep_verdict(s, d, about, text);
+	for (i = 0; i < s->c->id.world; i++)
+		if (s->byrank[i] != NULL) {
+			rdv_send_text(s->byrank[i], DE_MSG_ABORT, d, about, text);
+			rdv_mark_told(s, i);
+		}
+	if (s->extra != NULL) {
+		rdv_send_text(s->extra, DE_MSG_ABORT, d, about, text);
+		rdv_mark_told(s, s->extra->h.rank);
+	}
+	s->done = 1;
+}
+
+void rdv_abort(struct rdv_server *s, enum de_diag d, uint32_t about, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rdv_vabort(s, d, about, fmt, ap);
+	va_end(ap);
+}
+
+int rdv_abort_by(struct rdv_server *s, struct rdv_conn *k, enum de_diag d, const char *fmt, ...)
+{
+	va_list ap;
+
+	k->rank = -2;
+	s->extra = k;
+	va_start(ap, fmt);
+	rdv_vabort(s, d, k->h.rank, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static void tell(struct rdv_server *s, const struct de_rdv_verdict *v)
+{
+	rdv_abort(s, v->diag, v->rank, "%s", v->text);
+}
+
+const struct de_rdv_rank *rdv_view(struct rdv_server *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->c->id.world; i++) {
+		const struct rdv_conn *k = s->byrank[i];
+		struct de_rdv_rank *r = &s->view[i];
+
+		r->joined = k != NULL;
+		r->reported = k != NULL && k->reported;
+		r->host = k != NULL ? k->h.host : NULL;
+		r->diag = k != NULL ? (enum de_diag)k->report.code : DE_OK;
+		r->text = k != NULL ? k->report.text : "";
+	}
+	return s->view;
+}
+
+void rdv_abort_timeout(struct rdv_server *s)
+{
+	double secs = (double)(de_now_ms() - s->since) / 1000.0;
+
+	if (s->phase < 0) {
+		char text[sizeof(((struct de_fail *)0)->msg)];
+
+		de_rdv_missing(&s->job, rdv_view(s), secs, s->rejected, text, sizeof(text));
+		rdv_abort(s, DE_D_MISSING_RANKS, 0, "%s", text);
+	} else {
+		char list[1200];
+
+		de_rdv_waiting_for(&s->job, rdv_view(s), 0, list, sizeof(list));
+		rdv_abort(s, DE_D_TIMEOUT, 0,
+			  "phase %d: no report in %.1f s from rank(s) %s: --timeout=%d s ran out",
+			  s->phase, secs, list, s->c->o.timeout_s);
+	}
+}
+
+/* Everyone heard GO: the next phase, with its own wait. */
+static void next_phase(struct rdv_server *s, const char *go, int more)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->c->id.world; i++) {
+		s->byrank[i]->reported = 0;
+		rdv_send_text(s->byrank[i], DE_MSG_GO, DE_OK, 0, go);
+	}
+	s->phase++;
+	s->since = de_now_ms();
+	s->deadline = s->c->deadline + DE_BUDGET_JUDGE_MS;
+	if (!more)
+		s->done = 1;
+}
+
+/* --pairs: a probe that failed goes on into the sweep (its verdict
+ * names it); each round's reports go to pairs.c, which says what comes
+ * next. Any other failure ends the job as always. */
+static void pairs_phase_end(struct rdv_server *s)
+{
+	char go[sizeof(((struct de_text *)0)->text)];
+	const struct de_text **rep;
+	struct de_rdv_verdict v;
+	struct de_fail f;
+	uint32_t i;
+	int more;
+
+	if (de_rdv_judge_pairs_phase(rdv_view(s), s->c->id.world, s->phase, &v)) {
+		tell(s, &v);
+		return;
+	}
+	rep = malloc(s->c->id.world * sizeof(*rep));
+	if (rep == NULL) {
+		rdv_abort(s, DE_D_INTERNAL, 0, "out of memory for the pair reports");
+		return;
+	}
+	for (i = 0; i < s->c->id.world; i++)
+		rep[i] = &s->byrank[i]->report;
+	go[0] = '\0';
+	more = de_pairs_phase_done(s->c, s->phase, rep, go, sizeof(go), &f);
+	free(rep);
+	if (more < 0) {
+		rdv_abort(s, f.diag, 0, "%s", f.msg);
+		return;
+	}
+	next_phase(s, go, more);
+}
+
+void rdv_on_report(struct rdv_server *s, struct rdv_conn *k, const struct de_text *t)
+{
+	struct de_rdv_verdict v;
+	uint32_t i;
+
+	if (s->phase < 0 || k->reported) {
+		rdv_abort(s, DE_D_INTERNAL, (uint32_t)k->rank,
+			  "rank %" PRId64 " reported out of turn", k->rank);
+		return;
+	}
+	k->reported = 1;
+	k->report = *t;
+	if (de_rdv_ends_at_once(s->phase, (enum de_diag)t->code)) {
+		de_rdv_rank_failed(&v, (uint32_t)k->rank, k->h.host, (enum de_diag)t->code, t->text);
+		tell(s, &v);
+		return;
+	}
+	for (i = 0; i < s->c->id.world; i++)
+		if (!s->byrank[i]->reported)
+			return;
+	if (s->c->o.pairs) {
+		pairs_phase_end(s);
+		return;
+	}
+	/* Everyone reported: one verdict for all. */
+	if (de_rdv_judge_phase(rdv_view(s), s->c->id.world, s->phase, s->nodes, &v)) {
+		tell(s, &v);
+		return;
+	}
+	next_phase(s, "", s->phase + 1 < s->c->nphases);
+}
