@@ -47,7 +47,9 @@ static int rank0_closed(struct de_check *c, int ms)
 	 * last frame taken stays in the buffer, counted in consumed). */
 	if (c->net.rdv_fd < 0 || c->net.rdv_rb.len > c->net.rdv_rb.consumed)
 		return 0;
-	if (poll(&p, 1, ms) <= 0)
+	/* Rank 0's own client waits for its server's verdict; its server
+	 * closing is never rank 0 gone. */
+	if (poll(&p, 1, ms) <= 0 || c->id.rank == 0)
 		return 0;
 	k = recv(c->net.rdv_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 	return k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR);
@@ -360,7 +362,7 @@ int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
 	 * cause of both (however the data connection noticed first); or rank
 	 * 0 knows more (a rank whose rendezvous connection closed): its
 	 * verdict. */
-	if (mine.diag == DE_D_PEER_LOST && rank0_closed(c, RANK0_GONE_MS))
+	if (mine.diag == DE_D_PEER_LOST && !mine.from_rank0 && rank0_closed(c, RANK0_GONE_MS))
 		return rank0_gone(c, f), -1;
 	if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
 		*f = mine;
