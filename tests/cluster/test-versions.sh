@@ -270,7 +270,8 @@ EOF
 		tap_is "$(cx srun -N2 -n2 -w node2,node3 printenv SLURM_STEP_NODELIST 2>&1 | sort -u)" "node[3,2]" \
 			"[$v] Slurm orders the step's nodes by switch: node[3,2] for -w node2,node3"
 		out=$(cx srun -N2 -n4 -w node2,node3 bash -c \
-			'echo "$(hostname) $SLURM_PROCID RANK=$RANK LOCAL_RANK=$LOCAL_RANK NODE_RANK=$NODE_RANK MASTER_ADDR=$MASTER_ADDR"' 2>&1 | sort -k2 -n)
+			'echo "$(hostname) $SLURM_PROCID RANK=$RANK LOCAL_RANK=$LOCAL_RANK NODE_RANK=$NODE_RANK MASTER_ADDR=$MASTER_ADDR"' 2>&1 |
+			grep -v '^srun: job [0-9]* \(queued\|has been allocated\)' | sort -k2 -n)
 		tap_is "$out" "node3 0 RANK=0 LOCAL_RANK=0 NODE_RANK=0 MASTER_ADDR=node3
 node3 1 RANK=1 LOCAL_RANK=1 NODE_RANK=0 MASTER_ADDR=node3
 node2 2 RANK=2 LOCAL_RANK=0 NODE_RANK=1 MASTER_ADDR=node3
