@@ -134,17 +134,17 @@ static void finish(struct acceptor *a, struct pend *p)
 		drop(a, p);
 		return;
 	}
-	if (d->purpose == PURPOSE_BULK) {
+	if (d->purpose == DE_PURPOSE_BULK) {
 		echo_start(p->fd, de_now_ms() + (int64_t)c->o.timeout_s * 1000);
 		release(a, p, 1);
 		return;
 	}
-	if (d->purpose == PURPOSE_PAIR && c->pairs != NULL) {
+	if (d->purpose == DE_PURPOSE_PAIR && c->pairs != NULL) {
 		de_pairs_serve_start(p->fd, de_now_ms() + (int64_t)c->o.timeout_s * 1000);
 		release(a, p, 1);
 		return;
 	}
-	if (d->purpose == PURPOSE_RING) {
+	if (d->purpose == DE_PURPOSE_RING) {
 		int taken = 0;
 
 		pthread_mutex_lock(&c->ring.mu);

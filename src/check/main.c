@@ -100,7 +100,7 @@ static void tell_rank0(struct de_check *c, const struct de_fail *f)
 /* Rendezvous, probe, connect, collective(s): the run after the setup. */
 static int run(struct de_check *c, size_t count, struct de_fail *f)
 {
-	char report[2048];
+	static struct de_text rep;
 	int64_t t;
 
 	if ((c->id.rank == 0 && de_rdv_server_start(c, f)) || de_rdv_join(c, f))
@@ -111,9 +111,13 @@ static int run(struct de_check *c, size_t count, struct de_fail *f)
 		return de_pairs_mode(c, f);
 	/* Phase 0: every pair of nodes, both directions, as NCCL/gloo will. */
 	t = de_now_ms();
-	if (de_probe_nodes(c, f, report, sizeof(report)) != 0)
-		return de_rdv_report_failure(c, f);
-	if (de_rdv_phase(c, DE_OK, 0, "", NULL, 0, f))
+	if (de_probe_nodes(c, f, &rep) != 0) {
+		/* The words rank 0 prints are ours, hints included. */
+		rep.code = (uint16_t)f->diag;
+		snprintf(rep.text, sizeof(rep.text), "%s", f->msg);
+		return de_rdv_report_failure_rec(c, &rep, f);
+	}
+	if (de_rdv_phase_rec(c, &rep, NULL, f))
 		return -1;
 	c->net.probe_ms = (double)(de_now_ms() - t);
 	t = de_now_ms();

@@ -77,7 +77,7 @@ int de_check_mode(struct de_check *c, size_t count, struct de_fail *f)
 		wrong++;
 	de_report_rank(c, count, got, want, wrong, line, sizeof(line));
 	if (de_rdv_phase(c, wrong ? DE_D_WRONG_RESULT : DE_OK, (uint64_t)wrong,
-			 wrong ? line : "", NULL, 0, f))
+			 wrong ? line : "", f))
 		return -1;
 	return 0; /* rank 0's PASS: main, once the summary is written */
 }
@@ -134,7 +134,7 @@ int de_bench_mode(struct de_check *c, struct de_fail *f)
 		}
 		snprintf(text, sizeof(text), "%ld wrong of %zu at %zu bytes", wrong, count, bytes);
 		if (de_rdv_phase(c, wrong ? DE_D_WRONG_RESULT : DE_OK, (uint64_t)wrong,
-				 wrong ? text : "", NULL, 0, f)) {
+				 wrong ? text : "", f)) {
 			free(buf);
 			free(table.row);
 			return -1;
@@ -163,15 +163,15 @@ int de_count_sizes(const struct de_check *c)
  * the sweep, rank 0's report. 0 clean, 1 pairs failed, -1 f. */
 int de_pairs_mode(struct de_check *c, struct de_fail *f)
 {
-	char report[2048];
+	static struct de_text probe_rep;
 	struct de_err e;
 	int probe, rc;
 
 	/* --pairs-out's folder and gnuplot: rank 0 saw to them in setup. */
 	if (de_pairs_prepare(c, f))
 		return de_rdv_report_failure(c, f);
-	probe = de_probe_nodes(c, f, report, sizeof(report));
-	rc = de_pairs_run(c, probe, report, f);
+	probe = de_probe_nodes(c, f, &probe_rep);
+	rc = de_pairs_run(c, probe, &probe_rep, f);
 	if (rc < 0 || c->id.rank != 0)
 		return rc;
 	de_pairs_report(c);

@@ -3,7 +3,7 @@
  * caller's measurement and the line it reports. Per pair, the lower
  * node's first rank calls the other's data port three times, each
  * connection authenticated by the job's session key as the ring's are
- * (PURPOSE_PAIR): small-message round trips, then one bounded transfer
+ * (DE_PURPOSE_PAIR): small-message round trips, then one bounded transfer
  * each way, timed by the receiving side. Nothing waits unbounded: a
  * connection gets PAIR_CONNECT_MS, a transfer PAIR_TIME_MS. */
 #include "config.h"
@@ -25,33 +25,6 @@
 #include "socket.h"
 
 #define PAIR_CHUNK (1u << 20)
-/* The sink's answer: bytes moved, bytes timed, microseconds. */
-#define PAIR_ANSWER 24
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	put_u32(p, (uint32_t)(v >> 32));
-	put_u32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
-}
-
 static int pair_fail(struct de_pair_result *r, enum de_diag d, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int pair_fail(struct de_pair_result *r, enum de_diag d, const char *fmt, ...)
@@ -109,8 +82,8 @@ static void serve_sink(int fd, uint8_t *buf, uint64_t len, uint32_t bound_ms)
 	int64_t t0 = de_now_us(), end = t0 + (int64_t)bound_ms * 1000;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	struct rx_clock k = { 0, 0, 0, 0 };
-	uint64_t timed, usec;
-	uint8_t ans[PAIR_ANSWER];
+	struct de_pair_answer an;
+	uint8_t ans[DE_PAIR_ANSWER_BYTES];
 	size_t m;
 
 	while (k.moved < len) {
@@ -129,10 +102,9 @@ static void serve_sink(int fd, uint8_t *buf, uint64_t len, uint32_t bound_ms)
 			break;
 		poll(&p, 1, (int)((end - now) / 1000) + 1);
 	}
-	rx_rate(&k, &timed, &usec);
-	put_u64(ans, k.moved);
-	put_u64(ans + 8, timed);
-	put_u64(ans + 16, usec);
+	rx_rate(&k, &an.timed, &an.usec);
+	an.moved = k.moved;
+	de_enc_pair_answer(ans, &an);
 	if (de_move_all(fd, ans, sizeof(ans), 1, de_now_ms() + 2000, &m) != 0)
 		return;
 	shutdown(fd, SHUT_WR);
@@ -161,24 +133,30 @@ static void *serve_main(void *arg)
 	struct serve *s = arg;
 	/* What is sent is never looked at: uninitialised would do, but
 	 * calloc's zero pages cost nothing either. */
-	uint8_t cmd[16], *buf = calloc(1, PAIR_CHUNK);
+	uint8_t cmd[DE_PAIR_CMD_BYTES], *buf = calloc(1, PAIR_CHUNK);
 	size_t m;
 
 	if (buf != NULL && de_move_all(s->fd, cmd, sizeof(cmd), 0, de_now_ms() + PAIR_CONNECT_MS, &m) == 0) {
-		uint32_t op = get_u32(cmd), bound = get_u32(cmd + 4);
-		uint64_t len = get_u64(cmd + 8);
+		struct de_pair_cmd k;
+		uint32_t op, bound;
+		uint64_t len;
+
+		de_dec_pair_cmd(cmd, &k);
+		op = k.op;
+		bound = k.bound_ms;
+		len = k.len;
 
 		/* Authenticated, but bounded all the same. */
 		if (bound > PAIR_TIME_MS)
 			bound = PAIR_TIME_MS;
 		de_sock_tune(s->fd);
-		if (op == PAIR_OP_PING) {
+		if (op == DE_PAIR_OP_PING) {
 			while (de_move_all(s->fd, cmd, sizeof(cmd), 0, s->deadline, &m) == 0 &&
 			       de_move_all(s->fd, cmd, sizeof(cmd), 1, s->deadline, &m) == 0)
 				;
-		} else if (op == PAIR_OP_SINK && len <= (4ull << 30)) {
+		} else if (op == DE_PAIR_OP_SINK && len <= (4ull << 30)) {
 			serve_sink(s->fd, buf, len, bound);
-		} else if (op == PAIR_OP_SOURCE && len <= (4ull << 30)) {
+		} else if (op == DE_PAIR_OP_SOURCE && len <= (4ull << 30)) {
 			serve_source(s->fd, buf, len, bound);
 		}
 	}
@@ -219,7 +197,8 @@ static int pair_open(struct de_check *c, uint32_t peer, uint32_t op, uint64_t le
 	/* Each transfer's own bound, within the run's budget. */
 	int64_t dl = de_budget_by(de_now_ms(), PAIR_CONNECT_MS, c->deadline);
 	struct de_rbuf rb = { 0 };
-	uint8_t ch[DE_NONCE_BYTES], cmd[16];
+	uint8_t ch[DE_NONCE_BYTES], cmd[DE_PAIR_CMD_BYTES];
+	struct de_pair_cmd k = { op, PAIR_TIME_MS, len };
 	struct de_addr a;
 	struct de_err e = { "" };
 	enum de_conn rc;
@@ -239,7 +218,7 @@ static int pair_open(struct de_check *c, uint32_t peer, uint32_t op, uint64_t le
 	/* The acceptor sends its challenge first, and nothing behind it. */
 	got = de_recv_frame(fd, &rb, 256, dl, &type, &frame, &flen, &e);
 	if (got != 1 || type != DE_MSG_CHALLENGE || de_dec_challenge(frame, flen, ch, &e) ||
-	    de_send_data(c, fd, PURPOSE_PAIR, ch, dl)) {
+	    de_send_data(c, fd, DE_PURPOSE_PAIR, ch, dl)) {
 		de_rbuf_free(&rb);
 		close(fd);
 		return pair_fail(r, got == 0 ? DE_D_PEER_LOST : DE_D_PEER_TIMEOUT,
@@ -247,9 +226,7 @@ static int pair_open(struct de_check *c, uint32_t peer, uint32_t op, uint64_t le
 				 p->host, got == 0 ? "closed" : e.msg[0] ? e.msg : "no answer");
 	}
 	de_rbuf_free(&rb);
-	put_u32(cmd, op);
-	put_u32(cmd + 4, PAIR_TIME_MS);
-	put_u64(cmd + 8, len);
+	de_enc_pair_cmd(cmd, &k);
 	if (de_send_all(fd, cmd, sizeof(cmd), dl)) {
 		close(fd);
 		return pair_fail(r, DE_D_PEER_LOST, "%s closed the pair connection", p->host);
@@ -276,7 +253,7 @@ static int pair_ping(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	size_t m;
 	int fd, i;
 
-	if (pair_open(c, peer, PAIR_OP_PING, 0, &fd, r))
+	if (pair_open(c, peer, DE_PAIR_OP_PING, 0, &fd, r))
 		return -1;
 	dl = de_budget_by(de_now_ms(), PAIR_TIME_MS, c->deadline); /* the connection had its own bound */
 	for (i = -1; i < PAIR_PINGS; i++) {
@@ -319,11 +296,12 @@ static int pair_send(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	const char *to = c->peers.peer[peer].host;
 	uint64_t len = c->o.pair_bytes, sent = 0;
 	int64_t dl = de_budget_by(de_now_ms(), PAIR_TIME_MS + 2000, c->deadline);
-	uint8_t ans[PAIR_ANSWER];
+	uint8_t ans[DE_PAIR_ANSWER_BYTES];
+	struct de_pair_answer an;
 	size_t have = 0;
 	int fd;
 
-	if (pair_open(c, peer, PAIR_OP_SINK, len, &fd, r))
+	if (pair_open(c, peer, DE_PAIR_OP_SINK, len, &fd, r))
 		return -1;
 	while (have < sizeof(ans)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN | (sent < len ? POLLOUT : 0) };
@@ -362,8 +340,8 @@ static int pair_send(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	if (have < sizeof(ans))
 		return pair_fail(r, DE_D_PEER_LOST, "%s -> %s: the connection was lost after %" PRIu64 " bytes",
 				 c->id.host, to, sent);
-	return judge_transfer(r, c->id.host, to, len, get_u64(ans), get_u64(ans + 8), get_u64(ans + 16),
-			      &r->bw_ab);
+	de_dec_pair_answer(ans, &an);
+	return judge_transfer(r, c->id.host, to, len, an.moved, an.timed, an.usec, &r->bw_ab);
 }
 
 /* peer -> this node: the peer sends, we time what arrives. */
@@ -375,7 +353,7 @@ static int pair_recv(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	int64_t end;
 	int fd;
 
-	if (pair_open(c, peer, PAIR_OP_SOURCE, len, &fd, r))
+	if (pair_open(c, peer, DE_PAIR_OP_SOURCE, len, &fd, r))
 		return -1;
 	end = de_budget_by(de_now_us(), (int64_t)(PAIR_TIME_MS + 500) * 1000, c->deadline * 1000);
 	while (k.moved < len) {
@@ -445,24 +423,14 @@ void de_pairs_measure(struct de_check *c, uint32_t peer, struct de_pair_result *
 	free(buf);
 }
 
-/* "P a b diag bw_ab bw_ba rtt|why": one pair in a round's report. */
-void de_pairs_encode(char *out, size_t len, uint32_t a, uint32_t b, const struct de_pair_result *r)
+void de_pairs_to_rec(struct de_text *t, uint32_t a, uint32_t b, const struct de_pair_result *r)
 {
-	snprintf(out, len, "P %u %u %d %.9g %.9g %.9g|%s", a, b, (int)r->diag, r->bw_ab, r->bw_ba,
-		 r->rtt_us, r->why);
-}
-
-int de_pairs_decode(const char *s, uint32_t n, uint32_t *a, uint32_t *b, struct de_pair_result *r)
-{
-	const char *bar = strchr(s, '|');
-	int d;
-
-	if (bar == NULL || sscanf(s, "P %u %u %d %lf %lf %lf", a, b, &d, &r->bw_ab, &r->bw_ba,
-				  &r->rtt_us) != 6 || *a >= n || *b >= n || *a == *b || d < 0 ||
-	    d >= DE_D_COUNT)
-		return -1;
-	r->diag = (enum de_diag)d;
-	r->measured = 1;
-	snprintf(r->why, sizeof(r->why), "%s", bar + 1);
-	return 0;
+	t->rec = DE_REC_PAIR;
+	t->r.pair.a = a;
+	t->r.pair.b = b;
+	t->r.pair.diag = (uint16_t)r->diag;
+	t->r.pair.bw_ab = r->bw_ab;
+	t->r.pair.bw_ba = r->bw_ba;
+	t->r.pair.rtt_us = r->rtt_us;
+	snprintf(t->text, sizeof(t->text), "%s", r->why);
 }

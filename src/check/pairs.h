@@ -15,7 +15,7 @@
 #include "pairs_plan.h"
 #include "pairs_verdict.h"
 
-/* What a PURPOSE_PAIR connection is asked, in its 16-byte command. */
+/* What a DE_PURPOSE_PAIR connection is asked, in its 16-byte command. */
 #define PAIR_OP_PING 1   /* echo 16-byte messages until EOF */
 #define PAIR_OP_SINK 2   /* receive up to len bytes within the bound, answer moved + time */
 #define PAIR_OP_SOURCE 3 /* send up to len bytes within the bound */
@@ -58,21 +58,19 @@ void de_pairs_free(struct de_check *c);
 /* The sweep, after the probe (its outcome in probe_rc / f): every round,
  * then the retests. 0 when the job's verdict is clean, 1 when pairs
  * failed or outliers were named, -1 when the run itself failed (f). */
-int de_pairs_run(struct de_check *c, int probe_rc, const char *probe_report,
+int de_pairs_run(struct de_check *c, int probe_rc, struct de_text *probe_rep,
 		 struct de_fail *f);
 /* rank 0's server, when every rank reported phase `phase`: takes the
- * reports (by rank), writes the next GO's text; 1 another phase follows,
- * 0 that was the last, -1 abort with f. */
+ * reports (by rank), writes the next GO (its round record); 1 another
+ * phase follows, 0 that was the last, -1 abort with f. */
 int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *const *rep,
-			char *go, size_t go_len, struct de_fail *f);
+			struct de_text *go, struct de_fail *f);
 /* pairs.c, the transport. acceptor.c: serve one authenticated
- * PURPOSE_PAIR connection (takes fd). */
+ * DE_PURPOSE_PAIR connection (takes fd). */
 void de_pairs_serve_start(int fd, int64_t deadline);
 /* This node with the node of rank peer: latency, then both directions. */
 void de_pairs_measure(struct de_check *c, uint32_t peer, struct de_pair_result *r);
-/* A pair in a round's report, "P a b diag bw_ab bw_ba rtt|why", and back
- * (0, or -1 for a line that is not one for n nodes). */
-void de_pairs_encode(char *out, size_t len, uint32_t a, uint32_t b, const struct de_pair_result *r);
-int de_pairs_decode(const char *s, uint32_t n, uint32_t *a, uint32_t *b, struct de_pair_result *r);
+/* A pair in a round's report: its record, why it failed as the text. */
+void de_pairs_to_rec(struct de_text *t, uint32_t a, uint32_t b, const struct de_pair_result *r);
 
 #endif

@@ -57,45 +57,56 @@ void de_pairs_free(struct de_check *c)
 	de_pairs_verdict_free(&s->v);
 }
 
-/* My pair in the phase go announces: the peer's rank, or DE_PAIR_NONE. */
-static uint32_t my_call(const struct de_pairs_state *s, const char *go)
+/* My pair in the round go announces: the peer's rank, or DE_PAIR_NONE. */
+static uint32_t my_call(const struct de_pairs_state *s, const struct de_round_rec *go)
 {
-	const char *p;
-	unsigned long r;
-	uint32_t a, b, k;
+	uint32_t k, i;
 
 	if (!s->lead)
 		return DE_PAIR_NONE;
-	if (go[0] == 'T') {
-		r = strtoul(go + 2, NULL, 10);
-		k = de_pairs_partner(s->n, (uint32_t)r, s->mynode);
+	if (go->kind == DE_ROUND_TOURNAMENT) {
+		k = de_pairs_partner(s->n, go->round, s->mynode);
 		return k != DE_PAIR_NONE && s->mynode < k ? s->leader[k] : DE_PAIR_NONE;
 	}
-	/* "R k/K a:b a:b ...": a calls b. */
-	for (p = strchr(go, ' '); p != NULL && (p = strchr(p + 1, ' ')) != NULL;) {
-		if (sscanf(p + 1, "%u:%u", &a, &b) == 2 && a == s->mynode && b < s->n)
-			return s->leader[b];
-	}
+	/* A retest round: node calls with. */
+	for (i = 0; i < go->njobs; i++)
+		if (go->job[i].node == s->mynode && go->job[i].with < s->n)
+			return s->leader[go->job[i].with];
 	return DE_PAIR_NONE;
 }
 
-int de_pairs_run(struct de_check *c, int probe_rc, const char *probe_report, struct de_fail *f)
+/* As the progress lines name it: "T 3", "R 1/2". */
+static const char *round_name(const struct de_round_rec *g)
+{
+	static char name[32];
+
+	if (g->kind == DE_ROUND_RETEST)
+		snprintf(name, sizeof(name), "R %u/%u", g->round + 1, g->of);
+	else
+		snprintf(name, sizeof(name), "%c %u", g->kind, g->round);
+	return name;
+}
+
+int de_pairs_run(struct de_check *c, int probe_rc, struct de_text *probe_rep, struct de_fail *f)
 {
 	struct de_pairs_state *s = c->pairs;
-	static char go[DE_PROTO_MAX_SMALL], text[512];
+	static struct de_text go, rep;
+	const struct de_round_rec *g = &go.r.round;
 
-	if (de_rdv_phase(c, probe_rc ? f->diag : DE_OK, 0, probe_rc ? probe_report : "", go,
-			 sizeof(go), f))
+	probe_rep->code = (uint16_t)(probe_rc ? f->diag : DE_OK);
+	if (!probe_rc)
+		probe_rep->text[0] = '\0';
+	if (de_rdv_phase_rec(c, probe_rep, &go, f))
 		return -1;
 	for (;;) {
 		uint32_t peer;
 
-		text[0] = '\0';
-		if (go[0] == 'E')
-			return atoi(go + 2) ? 1 : 0;
-		if (go[0] != 'T' && go[0] != 'R')
-			return de_fail_set(f, DE_D_INTERNAL, "rank 0 announced \"%.40s\", not a pair round", go);
-		peer = my_call(s, go);
+		memset(&rep, 0, sizeof(rep));
+		if (go.rec != DE_REC_ROUND)
+			return de_fail_set(f, DE_D_INTERNAL, "rank 0's GO announced no pair round");
+		if (g->kind == DE_ROUND_END)
+			return g->failed ? 1 : 0;
+		peer = my_call(s, g);
 		if (peer != DE_PAIR_NONE) {
 			struct de_pair_result r;
 
@@ -105,14 +116,14 @@ int de_pairs_run(struct de_check *c, int probe_rc, const char *probe_report, str
 			 * link: the run timed out, and says so. */
 			if (de_now_ms() >= c->deadline) {
 				de_fail_set(f, DE_D_TIMEOUT,
-					    "--timeout=%d s ran out in the pair sweep (round \"%.20s\", %s with %s): "
+					    "--timeout=%d s ran out in the pair sweep (round \"%s\", %s with %s): "
 					    "give the sweep more time",
-					    c->o.timeout_s, go, c->id.host, c->peers.peer[peer].host);
+					    c->o.timeout_s, round_name(g), c->id.host, c->peers.peer[peer].host);
 				return de_rdv_report_failure(c, f);
 			}
-			de_pairs_encode(text, sizeof(text), s->mynode, c->peers.peer[peer].node, &r);
+			de_pairs_to_rec(&rep, s->mynode, c->peers.peer[peer].node, &r);
 		}
-		if (de_rdv_phase(c, DE_OK, 0, text, go, sizeof(go), f))
+		if (de_rdv_phase_rec(c, &rep, &go, f))
 			return -1;
 	}
 }
@@ -147,14 +158,33 @@ static void keep_best(struct de_pair_result *p, const struct de_pair_result *aga
 		p->bw_ba = again->bw_ba;
 }
 
-static void compose_retest(struct de_pairs_state *s, uint32_t k, char *go, size_t len)
+static void announce(struct de_text *go, enum de_round_kind kind, uint32_t round, uint32_t of)
 {
-	size_t off, i;
+	memset(go, 0, sizeof(*go));
+	go->rec = DE_REC_ROUND;
+	go->r.round.kind = (uint8_t)kind;
+	go->r.round.round = round;
+	go->r.round.of = of;
+}
 
-	off = (size_t)snprintf(go, len, "R %u/%u", k + 1, s->rt_rounds);
-	for (i = 0; i < s->njobs; i++)
-		if (s->jobs[i].round == k && off + 24 < len)
-			off += (size_t)snprintf(go + off, len - off, " %u:%u", s->jobs[i].node, s->jobs[i].with);
+/* Retest round k: its jobs (each node at most once: within the limit). */
+static int compose_retest(struct de_pairs_state *s, uint32_t k, struct de_text *go,
+			  struct de_fail *f)
+{
+	struct de_round_rec *g = &go->r.round;
+	size_t i;
+
+	announce(go, DE_ROUND_RETEST, k, s->rt_rounds);
+	for (i = 0; i < s->njobs; i++) {
+		if (s->jobs[i].round != k)
+			continue;
+		if (g->njobs == DE_PROTO_MAX_JOBS)
+			return de_fail_set(f, DE_D_INTERNAL, "retest round %u has more than %u pairs", k + 1,
+					   DE_PROTO_MAX_JOBS);
+		g->job[g->njobs].node = s->jobs[i].node;
+		g->job[g->njobs++].with = s->jobs[i].with;
+	}
+	return 0;
 }
 
 /* A pair that looks like a slow link is measured once more before it is
@@ -233,7 +263,7 @@ out:
 	return rc;
 }
 
-static int finish(struct de_check *c, char *go, size_t len, struct de_fail *f)
+static int finish(struct de_check *c, struct de_text *go, struct de_fail *f)
 {
 	struct de_pairs_state *s = c->pairs;
 	struct de_err e;
@@ -242,13 +272,32 @@ static int finish(struct de_check *c, char *go, size_t len, struct de_fail *f)
 	if (de_pairs_judge(s->n, s->res, s->rt, s->nretest, c->o.pair_threshold, &s->v, &e))
 		return de_fail_set(f, DE_D_INTERNAL, "%s", e.msg);
 	s->judged = 1;
-	snprintf(go, len, "E %d", s->v.ok && s->probe[0] == '\0' ? 0 : 1);
+	announce(go, DE_ROUND_END, 0, 0);
+	go->r.round.failed = s->v.ok && s->probe[0] == '\0' ? 0 : 1;
 	s->cur_kind = 'E';
 	return 0;
 }
 
+/* A pair report's record, checked against the table: 0, or -1 (f). */
+static int take_pair(const struct de_pairs_state *s, uint32_t r, const struct de_pair_rec *p,
+		     const char *why, struct de_pair_result *x, struct de_fail *f)
+{
+	if (p->a >= s->n || p->b >= s->n || p->a == p->b || p->diag >= DE_D_COUNT)
+		return de_fail_set(f, DE_D_INTERNAL,
+				   "rank %u sent a bad pair report: nodes %u-%u of %u, diagnosis %u", r,
+				   p->a, p->b, s->n, p->diag);
+	memset(x, 0, sizeof(*x));
+	x->diag = (enum de_diag)p->diag;
+	x->bw_ab = p->bw_ab;
+	x->bw_ba = p->bw_ba;
+	x->rtt_us = p->rtt_us;
+	x->measured = 1;
+	snprintf(x->why, sizeof(x->why), "%.*s", (int)sizeof(x->why) - 1, why);
+	return 0;
+}
+
 int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *const *rep,
-			char *go, size_t go_len, struct de_fail *f)
+			struct de_text *go, struct de_fail *f)
 {
 	struct de_pairs_state *s = c->pairs;
 	uint32_t r, pairs = 0, failed = 0, sa = DE_PAIR_NONE, sb = DE_PAIR_NONE;
@@ -264,10 +313,10 @@ int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *con
 							off ? "; " : "", c->peers.peer[r].host, rep[r]->text);
 		s->t0 = since = de_now_ms();
 		if (s->rounds == 0)
-			return finish(c, go, go_len, f) ? -1 : 0;
+			return finish(c, go, f) ? -1 : 0;
 		s->cur_kind = 'T';
 		s->cur_round = 0;
-		snprintf(go, go_len, "T 0");
+		announce(go, DE_ROUND_TOURNAMENT, 0, s->rounds);
 		return 1;
 	}
 	for (r = 0; r < c->id.world; r++) {
@@ -275,12 +324,12 @@ int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *con
 		uint32_t a, b;
 		size_t i;
 
-		if (rep[r]->text[0] != 'P')
+		if (rep[r]->rec != DE_REC_PAIR)
 			continue;
-		memset(&x, 0, sizeof(x));
-		if (de_pairs_decode(rep[r]->text, s->n, &a, &b, &x))
-			return de_fail_set(f, DE_D_INTERNAL, "rank %u sent a bad pair report: %.80s", r,
-					   rep[r]->text);
+		if (take_pair(s, r, &rep[r]->r.pair, rep[r]->text, &x, f))
+			return -1;
+		a = rep[r]->r.pair.a;
+		b = rep[r]->r.pair.b;
 		pairs++;
 		failed += x.diag != DE_OK;
 		if (x.diag == DE_OK && (sa == DE_PAIR_NONE || de_pair_bw(&x) < slow_bw)) {
@@ -309,7 +358,7 @@ int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *con
 		 s->cur_kind == 'T' ? s->rounds : s->rt_rounds, pairs, failed, slow_bw, sa, sb, since);
 	since = de_now_ms();
 	if (s->cur_kind == 'T' && s->cur_round + 1 < s->rounds) {
-		snprintf(go, go_len, "T %u", ++s->cur_round);
+		announce(go, DE_ROUND_TOURNAMENT, ++s->cur_round, s->rounds);
 		return 1;
 	}
 	if (s->cur_kind == 'T') {
@@ -318,12 +367,10 @@ int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *con
 		if (s->njobs > 0) {
 			s->cur_kind = 'R';
 			s->cur_round = 0;
-			compose_retest(s, 0, go, go_len);
-			return 1;
+			return compose_retest(s, 0, go, f) ? -1 : 1;
 		}
 	} else if (s->cur_round + 1 < s->rt_rounds) {
-		compose_retest(s, ++s->cur_round, go, go_len);
-		return 1;
+		return compose_retest(s, ++s->cur_round, go, f) ? -1 : 1;
 	}
-	return finish(c, go, go_len, f) ? -1 : 0;
+	return finish(c, go, f) ? -1 : 0;
 }

@@ -31,7 +31,7 @@ struct target {
 };
 
 static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
-		      struct de_fail *f);
+		      struct de_fail *f, struct de_unreached_rec *u);
 
 /* The kernel's hard limit on neighbour (ARP/NDP) entries, or -1. */
 static long neigh_limit(void)
@@ -47,9 +47,11 @@ static long neigh_limit(void)
 	return v;
 }
 
-int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
-		   size_t len)
+int de_probe_nodes(struct de_check *c, struct de_fail *f, struct de_text *rep)
 {
+	char *report = rep->text;
+	size_t len = 2048; /* the words; the record lists them all */
+	struct de_unreached_rec *u = &rep->r.unreached;
 	uint32_t n = c->id.world, i, j, ntgt = 0, mynode = c->peers.peer[c->id.rank].node;
 	int64_t deadline = de_budget_by(de_now_ms(), c->o.timeout_s * 1000 / 2 > 2000
 				       ? c->o.timeout_s * 1000 / 2 : 2000, c->deadline);
@@ -58,7 +60,8 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 	size_t off = 0;
 	int left, timeouts = 0;
 
-	report[0] = '\0';
+	memset(rep, 0, sizeof(*rep));
+	rep->rec = DE_REC_UNREACHED;
 	/* One prober per node: its lowest rank. */
 	for (i = 0; i < c->id.rank; i++)
 		if (c->peers.peer[i].node == mynode)
@@ -143,6 +146,8 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 			x->state = FAILED;
 			x->diag = DE_D_PEER_TIMEOUT;
 		}
+		if (x->state == FAILED && u->n < DE_PROTO_MAX_UNREACHED)
+			u->rank[u->n++] = x->rank;
 		if (x->state == FAILED && off < len - 200) {
 			const struct de_peer *p = &c->peers.peer[x->rank];
 
@@ -166,13 +171,13 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report,
 	if (off == 0) {
 		int64_t bulk = (int64_t)c->o.timeout_s * 1000 / 2;
 
-		if (bulk_probe(c, mynode, de_budget_by(de_now_ms(), bulk > 2000 ? bulk : 2000, c->deadline), f) == 0)
+		if (bulk_probe(c, mynode, de_budget_by(de_now_ms(), bulk > 2000 ? bulk : 2000, c->deadline), f, u) == 0)
 			return 0;
 		snprintf(report, len, "%s", f->msg);
 		return -1;
 	}
 	f->diag = timeouts ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED;
-	snprintf(f->msg, sizeof(f->msg), "%s", report);
+	snprintf(f->msg, sizeof(f->msg), "%.*s", (int)sizeof(f->msg) - 1, report);
 	if (timeouts) {
 		/* A flat L2 network needs a neighbour entry per peer: past the
 		 * kernel's limit, entries are dropped and connections time out
@@ -207,7 +212,7 @@ static int iface_mtu(const char *ifname)
 /* 64 KiB to the next node of the ring of nodes and back, verified: each
  * node's links to both neighbours carry large segments both ways. */
 static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
-		      struct de_fail *f)
+		      struct de_fail *f, struct de_unreached_rec *u)
 {
 	uint32_t nodes = de_peers_nodes(&c->peers), next = (mynode + 1) % nodes, r;
 	const struct de_peer *p = NULL;
@@ -236,7 +241,7 @@ static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
 	    de_connect(&a, deadline, &fd, &err_no) != DE_CONN_OK ||
 	    de_recv_one_frame(fd, frame, sizeof(frame), &flen, deadline, &e) ||
 	    de_dec_challenge(frame, flen, ch, &e) ||
-	    de_send_data(c, fd, PURPOSE_BULK, ch, deadline)) {
+	    de_send_data(c, fd, DE_PURPOSE_BULK, ch, deadline)) {
 		/* The small exchange just passed the probe: this is new. */
 		rc = de_fail_set(f, DE_D_PEER_REFUSED, "%s (%s:%u) refused the bulk probe (%s)",
 				 p->host, p->addr, p->port, e.msg[0] ? e.msg : "connect failed");
@@ -263,6 +268,8 @@ static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
 				 p->host, p->addr, p->port, moved,
 				 (double)(de_now_ms() - start) / 1000.0, mtu);
 done:
+	if (rc != 0 && p != NULL && f->diag != DE_D_INTERNAL)
+		u->rank[u->n++] = (uint32_t)(p - c->peers.peer);
 	if (fd >= 0)
 		close(fd);
 	free(out);

@@ -313,12 +313,11 @@ void de_rdv_tell_failure(struct de_check *c, const struct de_fail *mine)
 	de_rbuf_free(&c->net.rdv_rb);
 }
 
-int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
-		 const char *text, char *go_text, size_t go_len,
-		 struct de_fail *f)
+int de_rdv_phase_rec(struct de_check *c, struct de_text *rep, struct de_text *go,
+		     struct de_fail *f)
 {
 	struct de_buf b = { 0 };
-	struct de_text t;
+	static struct de_text t; /* only the main thread reports */
 	struct de_err e;
 	enum de_msg type;
 	const uint8_t *frame;
@@ -327,13 +326,12 @@ int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
 	/* Rank 0 judges by the end of its budget: the verdict's slack. */
 	int64_t deadline = c->deadline + DE_BUDGET_VERDICT_MS;
 
-	memset(&t, 0, sizeof(t));
-	t.code = (uint16_t)mine;
-	t.rank = c->id.rank;
-	t.value = value;
-	snprintf(t.text, sizeof(t.text), "%s", text ? text : "");
-	if (de_enc_text(&b, DE_MSG_REPORT, &t, &e) == 0 &&
-	    de_send_all(c->net.rdv_fd, b.data, b.len, deadline) != 0) {
+	rep->rank = c->id.rank;
+	if (de_enc_text(&b, DE_MSG_REPORT, rep, &e) != 0) {
+		de_buf_free(&b);
+		return de_fail_set(f, DE_D_INTERNAL, "cannot encode our report: %s", e.msg);
+	}
+	if (de_send_all(c->net.rdv_fd, b.data, b.len, deadline) != 0) {
 		de_buf_free(&b);
 		return rank0_gone(c, f);
 	}
@@ -345,16 +343,32 @@ int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value,
 	if (type != DE_MSG_GO)
 		return de_fail_set(f, DE_D_INTERNAL, "rank 0 sent %s, expected GO",
 				   de_msg_name(type));
-	if (go_text != NULL) {
-		if (de_dec_text(frame, len, &t, &e) == 0)
-			snprintf(go_text, go_len, "%s", t.text);
-		else
-			go_text[0] = '\0';
-	}
+	if (go == NULL)
+		go = &t;
+	if (de_dec_text(frame, len, go, &e))
+		return de_fail_set(f, DE_D_INTERNAL, "bad GO from rank 0: %s", e.msg);
 	return 0;
 }
 
-int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
+/* A report of text alone. */
+static void text_report(struct de_text *t, enum de_diag d, uint64_t value, const char *text)
+{
+	memset(t, 0, sizeof(*t));
+	t->code = (uint16_t)d;
+	t->value = value;
+	snprintf(t->text, sizeof(t->text), "%s", text ? text : "");
+}
+
+int de_rdv_phase(struct de_check *c, enum de_diag mine, uint64_t value, const char *text,
+		 struct de_fail *f)
+{
+	static struct de_text t;
+
+	text_report(&t, mine, value, text);
+	return de_rdv_phase_rec(c, &t, NULL, f);
+}
+
+int de_rdv_report_failure_rec(struct de_check *c, struct de_text *rep, struct de_fail *f)
 {
 	struct de_fail mine = *f;
 
@@ -364,9 +378,17 @@ int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
 	 * verdict. */
 	if (mine.diag == DE_D_PEER_LOST && !mine.from_rank0 && rank0_closed(c, RANK0_GONE_MS))
 		return rank0_gone(c, f), -1;
-	if (de_rdv_phase(c, mine.diag, 0, mine.msg, NULL, 0, f) == 0 || !f->from_rank0)
+	if (de_rdv_phase_rec(c, rep, NULL, f) == 0 || !f->from_rank0)
 		*f = mine;
 	return -1;
+}
+
+int de_rdv_report_failure(struct de_check *c, struct de_fail *f)
+{
+	static struct de_text t;
+
+	text_report(&t, f->diag, 0, f->msg);
+	return de_rdv_report_failure_rec(c, &t, f);
 }
 
 int de_rdv_poll_abort(struct de_check *c, struct de_fail *f)

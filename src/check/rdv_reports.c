@@ -95,6 +95,7 @@ const struct de_rdv_rank *rdv_view(struct rdv_server *s)
 		r->host = k != NULL ? k->h.host : NULL;
 		r->diag = k != NULL ? (enum de_diag)k->report.code : DE_OK;
 		r->text = k != NULL ? k->report.text : "";
+		r->unreached = k != NULL && k->report.rec == DE_REC_UNREACHED ? &k->report.r.unreached : NULL;
 	}
 	return s->view;
 }
@@ -118,15 +119,25 @@ void rdv_abort_timeout(struct rdv_server *s)
 	}
 }
 
-/* Everyone heard GO: the next phase, with its own wait. */
-static void next_phase(struct rdv_server *s, const char *go, int more)
+/* Everyone hears GO (go: its record, or NULL): the next phase, with its
+ * own wait. */
+static void next_phase(struct rdv_server *s, const struct de_text *go, int more)
 {
+	static const struct de_text plain;
+	struct de_buf b = { 0 };
+	struct de_err e;
 	uint32_t i;
 
+	if (de_enc_text(&b, DE_MSG_GO, go != NULL ? go : &plain, &e)) {
+		de_buf_free(&b);
+		rdv_abort(s, DE_D_INTERNAL, 0, "cannot encode GO: %s", e.msg);
+		return;
+	}
 	for (i = 0; i < s->c->id.world; i++) {
 		s->byrank[i]->reported = 0;
-		rdv_send_text(s->byrank[i], DE_MSG_GO, DE_OK, 0, go);
+		de_send_all(s->byrank[i]->fd, b.data, b.len, de_now_ms() + 2000);
 	}
+	de_buf_free(&b);
 	s->phase++;
 	s->since = de_now_ms();
 	s->deadline = s->c->deadline + DE_BUDGET_JUDGE_MS;
@@ -139,7 +150,7 @@ static void next_phase(struct rdv_server *s, const char *go, int more)
  * next. Any other failure ends the job as always. */
 static void pairs_phase_end(struct rdv_server *s)
 {
-	char go[sizeof(((struct de_text *)0)->text)];
+	static struct de_text go; /* the server thread's own */
 	const struct de_text **rep;
 	struct de_rdv_verdict v;
 	struct de_fail f;
@@ -157,14 +168,14 @@ static void pairs_phase_end(struct rdv_server *s)
 	}
 	for (i = 0; i < s->c->id.world; i++)
 		rep[i] = &s->byrank[i]->report;
-	go[0] = '\0';
-	more = de_pairs_phase_done(s->c, s->phase, rep, go, sizeof(go), &f);
+	memset(&go, 0, sizeof(go));
+	more = de_pairs_phase_done(s->c, s->phase, rep, &go, &f);
 	free(rep);
 	if (more < 0) {
 		rdv_abort(s, f.diag, 0, "%s", f.msg);
 		return;
 	}
-	next_phase(s, go, more);
+	next_phase(s, &go, more);
 }
 
 void rdv_on_report(struct rdv_server *s, struct rdv_conn *k, const struct de_text *t)
@@ -196,5 +207,5 @@ void rdv_on_report(struct rdv_server *s, struct rdv_conn *k, const struct de_tex
 		tell(s, &v);
 		return;
 	}
-	next_phase(s, "", s->phase + 1 < s->c->nphases);
+	next_phase(s, NULL, s->phase + 1 < s->c->nphases);
 }

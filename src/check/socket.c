@@ -183,7 +183,7 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 
 		if (de_recv_one_frame(fd, frame, sizeof(frame), &flen, deadline, &e) ||
 		    de_dec_challenge(frame, flen, ch, &e) ||
-		    de_send_data(c, fd, PURPOSE_RING, ch, deadline)) {
+		    de_send_data(c, fd, DE_PURPOSE_RING, ch, deadline)) {
 			close(fd);
 			return de_fail_set(f, DE_D_PEER_LOST, "rank %u on %s closed our ring connection (%s)",
 					   right, p->host, e.msg);

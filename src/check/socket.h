@@ -12,11 +12,6 @@
 #include "check.h"
 #include "err.h"
 
-/* What a data connection is for, in its DATA hello (1 was the probe's,
- * which now only connects). */
-#define PURPOSE_RING 2
-#define PURPOSE_BULK 3
-#define PURPOSE_PAIR 4 /* the pair sweep (pairs.c) */
 /* The probe's bulk payload: well above any MTU (jumbo frames are 9000),
  * so a path that passes small packets but drops large ones stalls here,
  * named, instead of inside the allreduce until --timeout. */
@@ -25,9 +20,10 @@
 /* acceptor.c */
 int de_acceptor_start(struct de_check *c, struct de_fail *f);
 void de_acceptor_stop(struct de_check *c);
-/* probe.c. Phase 0: every node reaches the others' data ports; report
- * says which failed ("host (addr:port) how, ..."). */
-int de_probe_nodes(struct de_check *c, struct de_fail *f, char *report, size_t len);
+/* probe.c. Phase 0: every node reaches the others' data ports; rep is
+ * this rank's report: which failed, in words ("host (addr:port) how,
+ * ...") and as a record (DE_REC_UNREACHED: their ranks). */
+int de_probe_nodes(struct de_check *c, struct de_fail *f, struct de_text *rep);
 /* socket.c. Reads exactly one small frame from fd (a peer's hello or
  * challenge): the caller streams data right behind it, and those bytes
  * are not ours to read. 0 with *len, or -1 with err. */

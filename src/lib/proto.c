@@ -6,84 +6,18 @@
 #include <string.h>
 
 #include "proto.h"
-
-void de_buf_free(struct de_buf *b)
-{
-	free(b->data);
-	memset(b, 0, sizeof(*b));
-}
-
-static void put(struct de_buf *b, const void *p, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *d;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		d = realloc(b->data, cap);
-		if (d == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void put_u8(struct de_buf *b, uint8_t v)
-{
-	put(b, &v, 1);
-}
-
-static void put_u16(struct de_buf *b, uint16_t v)
-{
-	uint8_t x[2] = { (uint8_t)(v >> 8), (uint8_t)v };
-
-	put(b, x, 2);
-}
-
-static void put_u32(struct de_buf *b, uint32_t v)
-{
-	uint8_t x[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16),
-			 (uint8_t)(v >> 8), (uint8_t)v };
-
-	put(b, x, 4);
-}
-
-static void put_u64(struct de_buf *b, uint64_t v)
-{
-	put_u32(b, (uint32_t)(v >> 32));
-	put_u32(b, (uint32_t)v);
-}
-
-static int put_str(struct de_buf *b, const char *what, const char *s,
-		   size_t max, struct de_err *err)
-{
-	size_t n = strlen(s);
-
-	if (n > max)
-		return de_errf(err, "%s \"%.40s...\" is %zu bytes (at most %zu)",
-			       what, s, n, max);
-	put_u16(b, (uint16_t)n);
-	put(b, s, n);
-	return 0;
-}
+#include "wire.h"
 
 /* Starts a frame; returns the offset of the length field to patch. */
 static size_t begin(struct de_buf *b, enum de_msg type)
 {
 	size_t at;
 
-	put_u32(b, DE_PROTO_MAGIC);
-	put_u16(b, DE_PROTO_VERSION);
-	put_u16(b, (uint16_t)type);
+	de_w_put_u32(b, DE_PROTO_MAGIC);
+	de_w_put_u16(b, DE_PROTO_VERSION);
+	de_w_put_u16(b, (uint16_t)type);
 	at = b->len;
-	put_u32(b, 0);
+	de_w_put_u32(b, 0);
 	return at;
 }
 
@@ -105,27 +39,27 @@ int de_enc_hello(struct de_buf *b, const struct de_hello *h, struct de_err *err)
 {
 	size_t start = b->len, at = begin(b, DE_MSG_HELLO);
 
-	if (put_str(b, "token", h->token, DE_PROTO_MAX_TOKEN, err))
+	if (de_w_put_str(b, "token", h->token, DE_PROTO_MAX_TOKEN, err))
 		goto fail;
-	put_u32(b, h->rank);
-	put_u32(b, h->world);
-	put_u32(b, h->local_rank);
-	put_u32(b, h->local_world);
-	put_u32(b, h->node_rank);
-	put_u32(b, h->pid);
-	put_u8(b, h->backend);
-	put_u16(b, h->port);
-	put_u16(b, h->probe_port);
-	if (put_str(b, "host name", h->host, DE_PROTO_MAX_STR, err) ||
-	    put_str(b, "address", h->addr, DE_PROTO_MAX_STR, err) ||
-	    put_str(b, "interface", h->iface, DE_PROTO_MAX_STR, err) ||
-	    put_str(b, "parameters", h->params, DE_PROTO_MAX_STR, err))
+	de_w_put_u32(b, h->rank);
+	de_w_put_u32(b, h->world);
+	de_w_put_u32(b, h->local_rank);
+	de_w_put_u32(b, h->local_world);
+	de_w_put_u32(b, h->node_rank);
+	de_w_put_u32(b, h->pid);
+	de_w_put_u8(b, h->backend);
+	de_w_put_u16(b, h->port);
+	de_w_put_u16(b, h->probe_port);
+	if (de_w_put_str(b, "host name", h->host, DE_PROTO_MAX_STR, err) ||
+	    de_w_put_str(b, "address", h->addr, DE_PROTO_MAX_STR, err) ||
+	    de_w_put_str(b, "interface", h->iface, DE_PROTO_MAX_STR, err) ||
+	    de_w_put_str(b, "parameters", h->params, DE_PROTO_MAX_STR, err))
 		goto fail;
-	put_u16(b, h->failed);
-	if (put_str(b, "failure", h->why, DE_PROTO_MAX_WHY, err))
+	de_w_put_u16(b, h->failed);
+	if (de_w_put_str(b, "failure", h->why, DE_PROTO_MAX_WHY, err))
 		goto fail;
-	put(b, h->nonce, DE_NONCE_BYTES);
-	if (put_str(b, "authenticator", h->auth, DE_PROTO_MAX_AUTH, err))
+	de_w_put(b, h->nonce, DE_NONCE_BYTES);
+	if (de_w_put_str(b, "authenticator", h->auth, DE_PROTO_MAX_AUTH, err))
 		goto fail;
 	return finish(b, at, err);
 fail:
@@ -143,15 +77,15 @@ int de_enc_peers(struct de_buf *b, const struct de_peers *p, struct de_err *err)
 		return de_errf(err, "world size %u outside 1..%u", p->world,
 			       DE_PROTO_MAX_WORLD);
 	}
-	put_u32(b, p->world);
+	de_w_put_u32(b, p->world);
 	for (i = 0; i < p->world; i++) {
-		put_u32(b, p->peer[i].rank);
-		put_u32(b, p->peer[i].local_rank);
-		put_u32(b, p->peer[i].node);
-		put_u16(b, p->peer[i].port);
-		put_u16(b, p->peer[i].probe_port);
-		if (put_str(b, "host name", p->peer[i].host, DE_PROTO_MAX_STR, err) ||
-		    put_str(b, "address", p->peer[i].addr, DE_PROTO_MAX_STR, err)) {
+		de_w_put_u32(b, p->peer[i].rank);
+		de_w_put_u32(b, p->peer[i].local_rank);
+		de_w_put_u32(b, p->peer[i].node);
+		de_w_put_u16(b, p->peer[i].port);
+		de_w_put_u16(b, p->peer[i].probe_port);
+		if (de_w_put_str(b, "host name", p->peer[i].host, DE_PROTO_MAX_STR, err) ||
+		    de_w_put_str(b, "address", p->peer[i].addr, DE_PROTO_MAX_STR, err)) {
 			b->len = start;
 			return -1;
 		}
@@ -161,9 +95,9 @@ int de_enc_peers(struct de_buf *b, const struct de_peers *p, struct de_err *err)
 		return de_errf(err, "NCCL id of %u bytes (expected %u)",
 			       p->nccl_id_len, DE_NCCL_ID_BYTES);
 	}
-	put_u16(b, p->nccl_id_len);
-	put(b, p->nccl_id, p->nccl_id_len);
-	if (put_str(b, "authenticator", p->auth, DE_PROTO_MAX_AUTH, err)) {
+	de_w_put_u16(b, p->nccl_id_len);
+	de_w_put(b, p->nccl_id, p->nccl_id_len);
+	if (de_w_put_str(b, "authenticator", p->auth, DE_PROTO_MAX_AUTH, err)) {
 		b->len = start;
 		return -1;
 	}
@@ -180,10 +114,11 @@ int de_enc_text(struct de_buf *b, enum de_msg type, const struct de_text *t,
 {
 	size_t start = b->len, at = begin(b, type);
 
-	put_u16(b, t->code);
-	put_u32(b, t->rank);
-	put_u64(b, t->value);
-	if (put_str(b, "message", t->text, sizeof(t->text) - 1, err)) {
+	de_w_put_u16(b, t->code);
+	de_w_put_u32(b, t->rank);
+	de_w_put_u64(b, t->value);
+	if (de_w_put_str(b, "message", t->text, DE_PROTO_MAX_TEXT, err) ||
+	    de_w_put_rec(b, type, t, err)) {
 		b->len = start;
 		return -1;
 	}
@@ -195,13 +130,13 @@ int de_enc_data_hello(struct de_buf *b, const struct de_data_hello *d,
 {
 	size_t start = b->len, at = begin(b, DE_MSG_DATA);
 
-	if (put_str(b, "token", d->token, DE_PROTO_MAX_TOKEN, err)) {
+	if (de_w_put_str(b, "token", d->token, DE_PROTO_MAX_TOKEN, err)) {
 		b->len = start;
 		return -1;
 	}
-	put_u32(b, d->rank);
-	put_u8(b, d->purpose);
-	put(b, d->mac, DE_MAC_BYTES);
+	de_w_put_u32(b, d->rank);
+	de_w_put_u8(b, d->purpose);
+	de_w_put(b, d->mac, DE_MAC_BYTES);
 	return finish(b, at, err);
 }
 
@@ -210,14 +145,8 @@ int de_enc_challenge(struct de_buf *b, const uint8_t nonce[DE_NONCE_BYTES],
 {
 	size_t at = begin(b, DE_MSG_CHALLENGE);
 
-	put(b, nonce, DE_NONCE_BYTES);
+	de_w_put(b, nonce, DE_NONCE_BYTES);
 	return finish(b, at, err);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
 }
 
 int de_frame_check(const uint8_t *buf, size_t have, uint32_t max_payload,
@@ -237,7 +166,7 @@ int de_frame_check(const uint8_t *buf, size_t have, uint32_t max_payload,
 		return 0;
 	ver = (uint16_t)(buf[4] << 8 | buf[5]);
 	t = (uint16_t)(buf[6] << 8 | buf[7]);
-	len = rd32(buf + 8);
+	len = de_w_rd32(buf + 8);
 	if (ver != DE_PROTO_VERSION)
 		return de_errf(err, "protocol version %u (this distenv-check speaks %u: mixed distenv versions?)",
 			       ver, DE_PROTO_VERSION);
@@ -253,73 +182,8 @@ int de_frame_check(const uint8_t *buf, size_t have, uint32_t max_payload,
 	return 1;
 }
 
-/* Bounded reader over one frame's payload. */
-struct rd {
-	const uint8_t *p;
-	size_t left;
-	int bad;
-};
-
-static void get(struct rd *r, void *out, size_t n)
-{
-	if (r->bad || r->left < n) {
-		r->bad = 1;
-		memset(out, 0, n);
-		return;
-	}
-	memcpy(out, r->p, n);
-	r->p += n;
-	r->left -= n;
-}
-
-static uint8_t get_u8(struct rd *r)
-{
-	uint8_t v;
-
-	get(r, &v, 1);
-	return v;
-}
-
-static uint16_t get_u16(struct rd *r)
-{
-	uint8_t x[2];
-
-	get(r, x, 2);
-	return (uint16_t)(x[0] << 8 | x[1]);
-}
-
-static uint32_t get_u32(struct rd *r)
-{
-	uint8_t x[4];
-
-	get(r, x, 4);
-	return rd32(x);
-}
-
-static uint64_t get_u64(struct rd *r)
-{
-	uint64_t hi = get_u32(r);
-
-	return hi << 32 | get_u32(r);
-}
-
-static void get_str(struct rd *r, char *out, size_t max)
-{
-	uint16_t n = get_u16(r);
-
-	if (r->bad || n > max || n > r->left || memchr(r->p, '\0', n)) {
-		r->bad = 1;
-		out[0] = '\0';
-		return;
-	}
-	memcpy(out, r->p, n);
-	out[n] = '\0';
-	r->p += n;
-	r->left -= n;
-}
-
 static int open_frame(const uint8_t *frame, size_t len, enum de_msg want,
-		      uint32_t max, struct rd *r, struct de_err *err)
+		      uint32_t max, struct de_rd *r, struct de_err *err)
 {
 	enum de_msg type;
 	size_t flen;
@@ -338,7 +202,7 @@ static int open_frame(const uint8_t *frame, size_t len, enum de_msg want,
 	return 0;
 }
 
-static int close_frame(struct rd *r, enum de_msg type, struct de_err *err)
+static int close_frame(struct de_rd *r, enum de_msg type, struct de_err *err)
 {
 	if (r->bad)
 		return de_errf(err, "malformed %s frame (a field runs past the end or is too long)",
@@ -352,29 +216,29 @@ static int close_frame(struct rd *r, enum de_msg type, struct de_err *err)
 int de_dec_hello(const uint8_t *frame, size_t len, struct de_hello *h,
 		 struct de_err *err)
 {
-	struct rd r;
+	struct de_rd r;
 
 	memset(h, 0, sizeof(*h));
 	if (open_frame(frame, len, DE_MSG_HELLO, DE_PROTO_MAX_SMALL, &r, err))
 		return -1;
-	get_str(&r, h->token, DE_PROTO_MAX_TOKEN);
-	h->rank = get_u32(&r);
-	h->world = get_u32(&r);
-	h->local_rank = get_u32(&r);
-	h->local_world = get_u32(&r);
-	h->node_rank = get_u32(&r);
-	h->pid = get_u32(&r);
-	h->backend = get_u8(&r);
-	h->port = get_u16(&r);
-	h->probe_port = get_u16(&r);
-	get_str(&r, h->host, DE_PROTO_MAX_STR);
-	get_str(&r, h->addr, DE_PROTO_MAX_STR);
-	get_str(&r, h->iface, DE_PROTO_MAX_STR);
-	get_str(&r, h->params, DE_PROTO_MAX_STR);
-	h->failed = get_u16(&r);
-	get_str(&r, h->why, DE_PROTO_MAX_WHY);
-	get(&r, h->nonce, DE_NONCE_BYTES);
-	get_str(&r, h->auth, DE_PROTO_MAX_AUTH);
+	de_w_get_str(&r, h->token, DE_PROTO_MAX_TOKEN);
+	h->rank = de_w_get_u32(&r);
+	h->world = de_w_get_u32(&r);
+	h->local_rank = de_w_get_u32(&r);
+	h->local_world = de_w_get_u32(&r);
+	h->node_rank = de_w_get_u32(&r);
+	h->pid = de_w_get_u32(&r);
+	h->backend = de_w_get_u8(&r);
+	h->port = de_w_get_u16(&r);
+	h->probe_port = de_w_get_u16(&r);
+	de_w_get_str(&r, h->host, DE_PROTO_MAX_STR);
+	de_w_get_str(&r, h->addr, DE_PROTO_MAX_STR);
+	de_w_get_str(&r, h->iface, DE_PROTO_MAX_STR);
+	de_w_get_str(&r, h->params, DE_PROTO_MAX_STR);
+	h->failed = de_w_get_u16(&r);
+	de_w_get_str(&r, h->why, DE_PROTO_MAX_WHY);
+	de_w_get(&r, h->nonce, DE_NONCE_BYTES);
+	de_w_get_str(&r, h->auth, DE_PROTO_MAX_AUTH);
 	return close_frame(&r, DE_MSG_HELLO, err);
 }
 
@@ -398,13 +262,13 @@ uint32_t de_peers_nodes(const struct de_peers *p)
 int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p,
 		 struct de_err *err)
 {
-	struct rd r;
+	struct de_rd r;
 	uint32_t i;
 
 	memset(p, 0, sizeof(*p));
 	if (open_frame(frame, len, DE_MSG_PEERS, DE_PROTO_MAX_PEERS, &r, err))
 		return -1;
-	p->world = get_u32(&r);
+	p->world = de_w_get_u32(&r);
 	/* Each entry takes at least 20 bytes: a count the payload cannot
 	 * hold is rejected before allocating for it. */
 	if (r.bad || p->world == 0 || p->world > DE_PROTO_MAX_WORLD ||
@@ -418,22 +282,22 @@ int de_dec_peers(const uint8_t *frame, size_t len, struct de_peers *p,
 		return de_errf(err, "out of memory for %u peers", p->world);
 	}
 	for (i = 0; i < p->world && !r.bad; i++) {
-		p->peer[i].rank = get_u32(&r);
-		p->peer[i].local_rank = get_u32(&r);
-		p->peer[i].node = get_u32(&r);
-		p->peer[i].port = get_u16(&r);
-		p->peer[i].probe_port = get_u16(&r);
-		get_str(&r, p->peer[i].host, DE_PROTO_MAX_STR);
-		get_str(&r, p->peer[i].addr, DE_PROTO_MAX_STR);
+		p->peer[i].rank = de_w_get_u32(&r);
+		p->peer[i].local_rank = de_w_get_u32(&r);
+		p->peer[i].node = de_w_get_u32(&r);
+		p->peer[i].port = de_w_get_u16(&r);
+		p->peer[i].probe_port = de_w_get_u16(&r);
+		de_w_get_str(&r, p->peer[i].host, DE_PROTO_MAX_STR);
+		de_w_get_str(&r, p->peer[i].addr, DE_PROTO_MAX_STR);
 		if (!r.bad && p->peer[i].rank != i)
 			r.bad = 1;
 	}
-	p->nccl_id_len = get_u16(&r);
+	p->nccl_id_len = de_w_get_u16(&r);
 	if (p->nccl_id_len != 0 && p->nccl_id_len != DE_NCCL_ID_BYTES)
 		r.bad = 1;
 	else
-		get(&r, p->nccl_id, p->nccl_id_len);
-	get_str(&r, p->auth, DE_PROTO_MAX_AUTH);
+		de_w_get(&r, p->nccl_id, p->nccl_id_len);
+	de_w_get_str(&r, p->auth, DE_PROTO_MAX_AUTH);
 	if (close_frame(&r, DE_MSG_PEERS, err)) {
 		de_peers_free(p);
 		return -1;
@@ -446,7 +310,7 @@ int de_dec_text(const uint8_t *frame, size_t len, struct de_text *t,
 {
 	enum de_msg type;
 	size_t flen;
-	struct rd r;
+	struct de_rd r;
 
 	memset(t, 0, sizeof(*t));
 	if (de_frame_check(frame, len, DE_PROTO_MAX_SMALL, &type, &flen, err) <= 0)
@@ -457,36 +321,38 @@ int de_dec_text(const uint8_t *frame, size_t len, struct de_text *t,
 	if (open_frame(frame, len, type, DE_PROTO_MAX_SMALL, &r, err))
 		return -1;
 	t->type = type;
-	t->code = get_u16(&r);
-	t->rank = get_u32(&r);
-	t->value = get_u64(&r);
-	get_str(&r, t->text, sizeof(t->text) - 1);
+	t->code = de_w_get_u16(&r);
+	t->rank = de_w_get_u32(&r);
+	t->value = de_w_get_u64(&r);
+	de_w_get_str(&r, t->text, DE_PROTO_MAX_TEXT);
+	if (de_w_get_rec(&r, type, t, err))
+		return -1;
 	return close_frame(&r, type, err);
 }
 
 int de_dec_data_hello(const uint8_t *frame, size_t len,
 		      struct de_data_hello *d, struct de_err *err)
 {
-	struct rd r;
+	struct de_rd r;
 
 	memset(d, 0, sizeof(*d));
 	if (open_frame(frame, len, DE_MSG_DATA, DE_PROTO_MAX_SMALL, &r, err))
 		return -1;
-	get_str(&r, d->token, DE_PROTO_MAX_TOKEN);
-	d->rank = get_u32(&r);
-	d->purpose = get_u8(&r);
-	get(&r, d->mac, DE_MAC_BYTES);
+	de_w_get_str(&r, d->token, DE_PROTO_MAX_TOKEN);
+	d->rank = de_w_get_u32(&r);
+	d->purpose = de_w_get_u8(&r);
+	de_w_get(&r, d->mac, DE_MAC_BYTES);
 	return close_frame(&r, DE_MSG_DATA, err);
 }
 
 int de_dec_challenge(const uint8_t *frame, size_t len,
 		     uint8_t nonce[DE_NONCE_BYTES], struct de_err *err)
 {
-	struct rd r;
+	struct de_rd r;
 
 	if (open_frame(frame, len, DE_MSG_CHALLENGE, DE_PROTO_MAX_SMALL, &r, err))
 		return -1;
-	get(&r, nonce, DE_NONCE_BYTES);
+	de_w_get(&r, nonce, DE_NONCE_BYTES);
 	return close_frame(&r, DE_MSG_CHALLENGE, err);
 }
 

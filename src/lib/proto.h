@@ -17,12 +17,16 @@
 
 #define DE_PROTO_MAGIC 0x44454E56u /* "DENV" */
 /* 2: HELLO carries a failure (a rank that failed before it could join).
- * 3: HELLO and PEERS carry the node probe's port. */
-#define DE_PROTO_VERSION 3
+ * 3: HELLO and PEERS carry the node probe's port.
+ * 4: REPORT and GO carry a record (the probe's and the pair sweep's
+ *    results, the sweep's rounds) after their text. */
+#define DE_PROTO_VERSION 4
 #define DE_PROTO_HDR 12
-/* What a peer may send to rank 0: small. Only rank 0's peer table, read
- * by ranks that already trust MASTER_ADDR, may be large. */
-#define DE_PROTO_MAX_SMALL 4096u
+/* What a peer may send to rank 0: small (a text and a record). Only rank
+ * 0's peer table, read by ranks that already trust MASTER_ADDR, may be
+ * large. */
+#define DE_PROTO_MAX_SMALL 8192u
+#define DE_PROTO_MAX_TEXT 4031u
 #define DE_PROTO_MAX_PEERS (64u << 20)
 #define DE_PROTO_MAX_STR 255u
 #define DE_PROTO_MAX_TOKEN 128u
@@ -45,6 +49,13 @@ enum de_msg {
 	DE_MSG_GO = 6,      /* rank 0 -> all: phase passed everywhere, go on */
 	DE_MSG_DATA = 7,    /* first frame on a data-plane connection: who is calling */
 	DE_MSG_CHALLENGE = 8, /* the accepting side's fresh nonce, sent first */
+};
+
+/* What a data connection is for: DATA says it, its proof covers it. */
+enum de_purpose {
+	DE_PURPOSE_RING = 2, /* the ring's link to the next rank */
+	DE_PURPOSE_BULK = 3, /* the node probe's 64 KiB echo */
+	DE_PURPOSE_PAIR = 4, /* the pair sweep: a command (de_pair_cmd) follows */
 };
 
 struct de_hello {
@@ -84,20 +95,85 @@ struct de_peers {
 	char auth[DE_PROTO_MAX_AUTH + 1];
 };
 
+/* The records REPORT and GO carry after their text (DE_REC_NONE in
+ * REJECT and ABORT, and wherever the text says it all). */
+enum de_rec {
+	DE_REC_NONE = 0,
+	DE_REC_UNREACHED = 1, /* REPORT of the node probe: the ranks it failed to reach */
+	DE_REC_PAIR = 2,      /* REPORT of a sweep round: the pair this node measured */
+	DE_REC_ROUND = 3,     /* GO of the sweep: what comes next */
+};
+/* One record's lists, at most (a round pairs each node once). */
+#define DE_PROTO_MAX_UNREACHED 1024u
+#define DE_PROTO_MAX_JOBS 512u
+
+struct de_pair_rec { /* why it failed, if it did: the text */
+	uint32_t a, b;       /* nodes (indices in the peer table's host order): a called b */
+	uint16_t diag;       /* DE_OK or why the pair failed */
+	double bw_ab, bw_ba; /* bytes/s each way */
+	double rtt_us;
+};
+
+enum de_round_kind {
+	DE_ROUND_TOURNAMENT = 'T', /* round `round` of the plan: every pair once */
+	DE_ROUND_RETEST = 'R',     /* retest round `round` of `of`: the jobs */
+	DE_ROUND_END = 'E',        /* the sweep is over; failed: its verdict is not clean */
+};
+
+struct de_round_rec {
+	uint8_t kind;        /* enum de_round_kind */
+	uint32_t round, of;
+	uint32_t failed;     /* END: 1 when the sweep found something */
+	uint32_t njobs;      /* RETEST: node calls with */
+	struct { uint32_t node, with; } job[DE_PROTO_MAX_JOBS];
+};
+
+struct de_unreached_rec {
+	uint32_t n;
+	uint32_t rank[DE_PROTO_MAX_UNREACHED]; /* each the first rank of a node */
+};
+
 struct de_text { /* REJECT, ABORT, REPORT, GO */
 	enum de_msg type; /* set by de_dec_text to the frame's; de_enc_text takes it as an argument */
 	uint16_t code; /* REPORT: 0 ok, else a diagnosis code; ABORT: diagnosis code */
 	uint32_t rank; /* who it is about (sender for REPORT) */
 	uint64_t value; /* REPORT: e.g. #wrong, or a double's bits */
-	char text[DE_PROTO_MAX_SMALL - 64];
+	char text[DE_PROTO_MAX_TEXT + 1];
+	uint8_t rec; /* enum de_rec: which of the below */
+	union {
+		struct de_unreached_rec unreached;
+		struct de_pair_rec pair;
+		struct de_round_rec round;
+	} r;
 };
 
 struct de_data_hello {
 	char token[DE_PROTO_MAX_TOKEN + 1];
 	uint32_t rank;    /* caller */
-	uint8_t purpose;  /* 1 probe, 2 ring */
+	uint8_t purpose;  /* enum de_purpose */
 	uint8_t mac[DE_MAC_BYTES]; /* HMAC(session key, the acceptor's challenge, ...) */
 };
+
+/* The pair sweep's data connection after DATA: the caller's command and
+ * the sink's answer, fixed size (the connection carries nothing else). */
+enum de_pair_op {
+	DE_PAIR_OP_PING = 1,   /* echo 16-byte messages until EOF */
+	DE_PAIR_OP_SINK = 2,   /* receive up to len bytes within the bound, answer */
+	DE_PAIR_OP_SOURCE = 3, /* send up to len bytes within the bound */
+};
+#define DE_PAIR_CMD_BYTES 16
+#define DE_PAIR_ANSWER_BYTES 24
+struct de_pair_cmd {
+	uint32_t op, bound_ms;
+	uint64_t len;
+};
+struct de_pair_answer { /* bytes moved, of them timed, in usec */
+	uint64_t moved, timed, usec;
+};
+void de_enc_pair_cmd(uint8_t out[DE_PAIR_CMD_BYTES], const struct de_pair_cmd *c);
+void de_dec_pair_cmd(const uint8_t in[DE_PAIR_CMD_BYTES], struct de_pair_cmd *c);
+void de_enc_pair_answer(uint8_t out[DE_PAIR_ANSWER_BYTES], const struct de_pair_answer *a);
+void de_dec_pair_answer(const uint8_t in[DE_PAIR_ANSWER_BYTES], struct de_pair_answer *a);
 
 /* Growable output buffer. */
 struct de_buf {

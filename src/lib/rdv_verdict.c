@@ -26,18 +26,18 @@ int de_rdv_probe_goes_on(enum de_diag d)
 	       d == DE_D_PEER_LOST || d == DE_D_WRONG_RESULT;
 }
 
-int de_rdv_probe_names(const char *report, const char *host)
+int de_rdv_probe_names(const struct de_rdv_rank *r, uint32_t world, uint32_t prober,
+		       const char *host)
 {
-	size_t hl = strlen(host);
-	const char *p = report;
+	const struct de_unreached_rec *u = r[prober].unreached;
+	uint32_t i;
 
-	if (hl == 0)
+	if (u == NULL || host == NULL)
 		return 0;
-	while ((p = strstr(p, host)) != NULL) {
-		if ((p == report || p[-1] == ' ') && p[hl] == ' ')
+	for (i = 0; i < u->n && i < DE_PROTO_MAX_UNREACHED; i++)
+		if (u->rank[i] < world && r[u->rank[i]].host != NULL &&
+		    strcmp(r[u->rank[i]].host, host) == 0)
 			return 1;
-		p += hl;
-	}
 	return 0;
 }
 
@@ -76,7 +76,7 @@ void de_rdv_judge_probe(const struct de_rdv_rank *r, uint32_t world, uint32_t pr
 		char who[1024] = "";
 
 		for (j = 0; j < world; j++) {
-			if (r[j].diag == DE_OK || !de_rdv_probe_names(r[j].text, dst))
+			if (r[j].diag == DE_OK || !de_rdv_probe_names(r, world, j, dst))
 				continue;
 			fails++;
 			if (fo < sizeof(who) - 300)

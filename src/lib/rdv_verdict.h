@@ -30,6 +30,7 @@ struct de_rdv_rank {
 	const char *host;  /* joined: where it runs */
 	enum de_diag diag; /* its report: DE_OK or why it failed */
 	const char *text;  /* its report's text */
+	const struct de_unreached_rec *unreached; /* the probe's: whom it failed to reach, or NULL */
 };
 
 /* The job's verdict: one diagnosis, the rank it is about, the words every
@@ -52,10 +53,10 @@ int de_rdv_probe_together(enum de_diag d);
  * names it; any other failure ends the job as always. */
 int de_rdv_probe_goes_on(enum de_diag d);
 
-/* The probe's report of one node's first rank, "host (addr:port) how,
- * host (addr:port) how" (socket.c's de_probe_nodes): does it name host
- * (a whole word, followed by its address) as one it failed to reach? */
-int de_rdv_probe_names(const char *report, const char *host);
+/* The probe's report of rank `prober` (its node's first): does its
+ * record name host as one it failed to reach (a rank of it, listed)? */
+int de_rdv_probe_names(const struct de_rdv_rank *r, uint32_t world, uint32_t prober,
+		       const char *host);
 
 /* "rank R on HOST: TEXT", about R. */
 void de_rdv_rank_failed(struct de_rdv_verdict *v, uint32_t rank, const char *host,

@@ -19,8 +19,11 @@ TAP_TAG=${TAP_TAG:-${DISTENV_CLUSTER_SLURM:-host} auth/$AUTH}
 . "$here/../lib/tap.sh"
 # shellcheck source=tests/lib/cluster.sh
 . "$here/../lib/cluster.sh"
+# shellcheck source=tests/lib/frames.sh
+. "$here/../lib/frames.sh"
 
 cluster_need_check
+frames_need "$DISTENV_BUILD_DIR"
 command -v useradd >/dev/null || tap_skip_all "useradd missing"
 [[ $AUTH == munge || $AUTH == slurm ]] ||
 	tap_skip_all "DISTENV_CLUSTER_AUTH=$AUTH: expected munge or slurm"
@@ -118,7 +121,6 @@ tap_like "$(cat "$tmp/j1.out")" "rank 0: rejected .*: $refused" "rank 0 logs the
 cat >"$tmp/forge.py" <<'PY'
 import hashlib, hmac, os, socket, struct, subprocess, sys, time
 mode, host, port, jobid, conf = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-def s(b): return struct.pack(">H", len(b)) + b
 def mstr(b): return struct.pack(">I", len(b)) + b
 def conn():
     for _ in range(100):
@@ -136,17 +138,19 @@ def cred(token, rank, nonce_s, nonce_c):
         return subprocess.run(args, input=payload(token, rank, nonce_s, nonce_c), capture_output=True, check=True).stdout.strip()
     key = hashlib.sha256(b"distenv-step-secret-v1" + os.environ["DISTENV_STEP_SECRET"].encode()).digest()
     return hmac.new(key, payload(token, rank, nonce_s, nonce_c), hashlib.sha256).hexdigest().encode()
-def hello(token, rank, nonce_c, auth):
-    body = (s(token) + struct.pack(">IIIIIIBHH", rank, 2, 0, 1, 1, 4242, 1, 1, 2)
-            + s(b"intruder") + s(b"10.77.0.1") + s(b"eth0")
-            + s(b"check float32 count=262147 sizes=0:0*0 iters=0 warmup=0")
-            + struct.pack(">H", 0) + s(b"") + nonce_c + s(auth))  # not failed, no reason
-    return b"DENV" + struct.pack(">HHI", 3, 1, len(body)) + body  # protocol 3
+def frame(*args):  # tests/tools/de-frame: the frames proto.c makes
+    return subprocess.run([os.environ["DE_FRAME"], *args], check=True, stdout=subprocess.PIPE).stdout
+def hello(token, rank, nonce_c, auth):  # the real job's parameters, not failed
+    return frame("hello", "token=" + token.decode(), "rank=%d" % rank, "world=2", "node_rank=1", "pid=4242",
+                 "port=1", "probe_port=2", "host=intruder", "addr=10.77.0.1", "iface=eth0",
+                 "params=check float32 count=262147 sizes=0:0*0 iters=0 warmup=0", "failed=0", "why=",
+                 "nonce=" + nonce_c.hex(), "auth=" + auth.decode())
 def answer(c):  # the type of rank 0's first frame, or how the line ended
     c.settimeout(5)
     try: h = c.recv(12)
     except OSError as e: return "error %s" % e
-    return {2: "REJECT", 3: "PEERS", 4: "ABORT"}.get(struct.unpack(">H", h[6:8])[0] if len(h) >= 8 else 0, "other")
+    t = subprocess.run([os.environ["DE_FRAME"], "type", h.hex()], check=True, stdout=subprocess.PIPE).stdout
+    return t.decode().strip() if t.strip() in (b"REJECT", b"PEERS", b"ABORT") else "other"
 tok = ("slurm:%s.0" % jobid).encode()
 nc = os.urandom(16)
 if len(sys.argv) > 6:  # control: a proof for this very connection
@@ -164,12 +168,12 @@ print("forger: sent", flush=True)
 PY
 if [[ $AUTH == munge ]]; then
 	start_job 24702 "$tmp/j2.out"
-	cx /usr/bin/python3 "$tmp/forge.py" munge 10.77.0.11 24702 "$jobid" "$conf" >"$tmp/h.log" 2>&1
+	cx env DE_FRAME="$DE_FRAME" /usr/bin/python3 "$tmp/forge.py" munge 10.77.0.11 24702 "$jobid" "$conf" >"$tmp/h.log" 2>&1
 	replay="MUNGE credential made for another job, rank or challenge"
 	again="MUNGE credential refused: Replayed credential"
 else
 	: >"$tmp/h.log"
-	forge="/usr/bin/python3 $tmp/forge.py slurm \"\$MASTER_ADDR\" \"\$MASTER_PORT\" \"\$SLURM_JOB_ID\" x"
+	forge="DE_FRAME=$DE_FRAME /usr/bin/python3 $tmp/forge.py slurm \"\$MASTER_ADDR\" \"\$MASTER_PORT\" \"\$SLURM_JOB_ID\" x"
 	start_job 24702 "$tmp/j2.out" 1 "$forge"
 	replay=$refused again=$refused
 fi
@@ -209,9 +213,12 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 if ((${#ports[@]} == 2)); then
-	as_intruder /usr/bin/python3 - "$jobid" "${ports[@]}" >"$tmp/d.log" 2>&1 <<'PY'
+	# Made here: the intruder's uid cannot reach the build tree.
+	data=$("$DE_FRAME" data token="slurm:$jobid.0" rank=0 purpose=ring mac="$(printf '%064d' 0)" |
+		od -An -v -tx1 | tr -d ' \n')
+	as_intruder /usr/bin/python3 - "$data" "${ports[@]}" >"$tmp/d.log" 2>&1 <<'PY'
 import socket, struct, sys, time
-jobid, ports = sys.argv[1], [int(p) for p in sys.argv[2:]]
+data, ports = bytes.fromhex(sys.argv[1]), [int(p) for p in sys.argv[2:]]
 data = probe = None
 for p in ports:
     c = socket.create_connection(("10.77.0.12", p), timeout=1.5)
@@ -237,9 +244,7 @@ except socket.timeout:
     print("probe port: still open after 5 s")
 c = dc
 c.recv(struct.unpack(">I", dhdr[8:12])[0])  # the challenge
-tok = ("slurm:%s.0" % jobid).encode()
-body = struct.pack(">H", len(tok)) + tok + struct.pack(">IB", 0, 2) + bytes(32)
-c.sendall(b"DENV" + struct.pack(">HHI", 3, 7, len(body)) + body + b"\x7f" * 65536)  # protocol 3
+c.sendall(data + b"\x7f" * 65536)  # a DATA frame without the session key's proof, then payload
 try:
     print("answer:", c.recv(100))
 except OSError as e:

@@ -11,8 +11,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 # shellcheck source=tests/lib/cluster.sh
 . "$here/../lib/cluster.sh"
+# shellcheck source=tests/lib/frames.sh
+. "$here/../lib/frames.sh"
 
 cluster_need_check
+frames_need "$DISTENV_BUILD_DIR"
 cluster_require --nodes 2 --cpus 4
 tmp=$(mktemp -d)
 cleanup() {
@@ -219,7 +222,7 @@ fi
 cx srun -N2 -n2 --dist-port=24681 bash -c 'if [ "$SLURM_PROCID" = 1 ]; then sleep 3; fi; exec "$0" --timeout=15' "$CHECK" >"$tmp/noise.out" 2>&1 &
 job=$!
 /usr/bin/python3 - <<'PY' >"$tmp/noise.log" 2>&1
-import socket, struct, time
+import os, socket, subprocess, time
 addr = ("10.77.0.11", 24681)
 def conn():
     for _ in range(50):
@@ -228,16 +231,13 @@ def conn():
         except OSError:
             time.sleep(0.1)
     raise SystemExit("rank 0 never listened")
-def s(b):
-    return struct.pack(">H", len(b)) + b
+def frame(*args):  # tests/tools/de-frame: the frames proto.c makes
+    return subprocess.run([os.environ["DE_FRAME"], *args], check=True, stdout=subprocess.PIPE).stdout
 socks = []
 c = conn(); c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"); socks.append(c)
-c = conn(); c.sendall(b"DENV" + struct.pack(">HHI", 3, 1, 0x7fffffff)); socks.append(c)
+c = conn(); c.sendall(frame("header", "HELLO", str(0x7fffffff))); socks.append(c)
 c = conn(); c.sendall(b"DE"); socks.append(c)          # slow client, never finishes
-hello = (s(b"slurm:999999.0") + struct.pack(">IIIIIIBHH", 0, 2, 0, 1, 0, 1, 0, 1, 2)
-         + s(b"intruder") + s(b"10.77.0.1") + s(b"eth0") + s(b"check float32")
-         + struct.pack(">H", 0) + s(b"") + bytes(16) + s(b""))
-c = conn(); c.sendall(b"DENV" + struct.pack(">HHI", 3, 1, len(hello)) + hello); socks.append(c)  # protocol 3
+c = conn(); c.sendall(frame("hello", "token=slurm:999999.0", "rank=0", "host=intruder", "addr=10.77.0.1")); socks.append(c)
 c = conn(); c.sendall(bytes(range(256)) * 16); socks.append(c)
 print("sent", len(socks))
 time.sleep(5)

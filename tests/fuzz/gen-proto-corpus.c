@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Writes the seed frames of fuzz-proto into DIR, one file per frame, made
- * by the real encoders: what ranks and rank 0 send in a 2- and a 4-rank
+ * by the real encoders and the tests' frame builder (tests/tools/frames.h): what ranks and rank 0 send in a 2- and a 4-rank
  * job, the longest strings allowed, and a few streams (two frames back to
  * back, a cut frame). tests/fuzz/run.sh runs it before each fuzz run, so
  * the seeds follow the protocol; tests/fuzz/corpus/proto holds its output
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "proto.h"
 
 static const char *dir;
@@ -66,23 +67,9 @@ int main(int argc, char **argv)
 	}
 	dir = argv[1];
 
-	/* HELLO: rank 1 of 2 on node2; then the longest of everything. */
-	snprintf(h.token, sizeof(h.token), "job=4242.0 uid=1000");
-	h.rank = 1;
-	h.world = 2;
-	h.local_rank = 0;
-	h.local_world = 1;
-	h.node_rank = 1;
-	h.pid = 31337;
-	h.backend = 1;
-	h.port = 29517;
-	h.probe_port = 29518;
-	snprintf(h.host, sizeof(h.host), "node2");
-	snprintf(h.addr, sizeof(h.addr), "10.77.0.12");
-	snprintf(h.iface, sizeof(h.iface), "eth0");
-	snprintf(h.params, sizeof(h.params), "count=262147 dtype=float32 op=sum");
-	for (i = 0; i < DE_NONCE_BYTES; i++)
-		h.nonce[i] = (uint8_t)(i * 37 + 1);
+	/* HELLO: rank 1 of 2 on node2 (the builder's sample, with a proof);
+	 * then the longest of everything. */
+	frames_sample_hello(&h);
 	for (i = 0; i < 64; i++)
 		h.auth[i] = "0123456789abcdef"[(i * 7) % 16];
 	emit("hello", &b, de_enc_hello(&b, &h, &err), &err);
@@ -137,13 +124,44 @@ int main(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	emit("go", &b, de_enc_text(&b, DE_MSG_GO, &t, &err), &err);
 
-	/* DATA: a probe and a ring connection. */
-	memset(&d, 0, sizeof(d));
-	snprintf(d.token, sizeof(d.token), "job=4242.0 uid=1000");
-	d.rank = 2;
-	d.purpose = 1;
+	/* The records: the probe's, a pair's, the sweep's rounds. */
+	t.rec = DE_REC_UNREACHED;
+	t.r.unreached.n = 3;
+	for (i = 0; i < 3; i++)
+		t.r.unreached.rank[i] = 2 * i + 2;
+	snprintf(t.text, sizeof(t.text), "node2 (10.77.0.12:29518) refused");
+	t.code = 11;
+	emit("report-unreached", &b, de_enc_text(&b, DE_MSG_REPORT, &t, &err), &err);
+	memset(&t, 0, sizeof(t));
+	t.rec = DE_REC_PAIR;
+	t.r.pair.a = 0;
+	t.r.pair.b = 3;
+	t.r.pair.bw_ab = 1.2e9;
+	t.r.pair.bw_ba = 1.1e9;
+	t.r.pair.rtt_us = 41.5;
+	emit("report-pair", &b, de_enc_text(&b, DE_MSG_REPORT, &t, &err), &err);
+	memset(&t, 0, sizeof(t));
+	t.rec = DE_REC_ROUND;
+	t.r.round.kind = DE_ROUND_RETEST;
+	t.r.round.round = 0;
+	t.r.round.of = 2;
+	t.r.round.njobs = 2;
+	t.r.round.job[0].node = 0;
+	t.r.round.job[0].with = 2;
+	t.r.round.job[1].node = 1;
+	t.r.round.job[1].with = 3;
+	emit("go-retest", &b, de_enc_text(&b, DE_MSG_GO, &t, &err), &err);
+	t.r.round.kind = DE_ROUND_END;
+	t.r.round.njobs = 0;
+	t.r.round.failed = 1;
+	emit("go-end", &b, de_enc_text(&b, DE_MSG_GO, &t, &err), &err);
+	memset(&t, 0, sizeof(t));
+
+	/* DATA: a bulk probe's and a ring connection. */
+	frames_sample_data(&d);
+	d.purpose = DE_PURPOSE_BULK;
 	emit("data-probe", &b, de_enc_data_hello(&b, &d, &err), &err);
-	d.purpose = 2;
+	d.purpose = DE_PURPOSE_RING;
 	for (i = 0; i < DE_MAC_BYTES; i++)
 		d.mac[i] = (uint8_t)(i ^ 0xa5);
 	emit("data-ring", &b, de_enc_data_hello(&b, &d, &err), &err);

@@ -90,7 +90,8 @@ for t in "${targets[@]}"; do
 	seeds=("$here/corpus/$t")
 	if [ "$t" = proto ]; then
 		rm -rf "$out/seed-proto" && mkdir -p "$out/seed-proto"
-		if "$cc" "${flags[@]}" "$here/gen-proto-corpus.c" "$out/libdistenv-fuzz.a" \
+		if "$cc" "${flags[@]}" -I"$root/tests/tools" "$here/gen-proto-corpus.c" "$root/tests/tools/frames.c" \
+			"$out/libdistenv-fuzz.a" \
 			-o "$out/gen-proto-corpus" >>"$log" 2>&1 &&
 			"$out/gen-proto-corpus" "$out/seed-proto" >>"$log" 2>&1; then
 			seeds+=("$out/seed-proto")

@@ -22,10 +22,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 # shellcheck source=tests/lib/ports.sh
 . "$here/../lib/ports.sh"
+# shellcheck source=tests/lib/frames.sh
+. "$here/../lib/frames.sh"
 
 root=$(cd "$here/../.." && pwd)
 build=${DISTENV_BUILD_DIR:-$root}
 [ -f "$build/Makefile" ] || tap_skip_all "not configured (no Makefile in $build)"
+frames_need "$build"
 cc=$(sed -n 's/^CC = //p' "$build/Makefile")
 cc=${cc:-cc}
 
@@ -202,10 +205,15 @@ garbage() {
 	exec 3<>"/dev/tcp/127.0.0.1/$PORT" && printf "$1" >&3 && sleep 0.2
 	exec 3>&- || true
 }
+# garbage_frame DE-FRAME-ARGS...: a hand-made frame (tests/tools/de-frame).
+garbage_frame() {
+	exec 3<>"/dev/tcp/127.0.0.1/$PORT" && "$DE_FRAME" "$@" >&3 && sleep 0.2
+	exec 3>&- || true
+}
 (garbage 'GET / HTTP/1.0\r\n\r\n') 2>/dev/null
-(garbage 'DENV\000\003\000\001\377\377\377\377') 2>/dev/null # HELLO (protocol 3) with a 4 GiB payload
-(garbage 'DENV\000\003\000\001\000\000\000\010\000\377\000\000\000\000\000\000') 2>/dev/null # string past the end
-(garbage 'DENV\000\007\000\003\000\000\000\000') 2>/dev/null # another version
+(garbage_frame header HELLO 4294967295) 2>/dev/null # a HELLO with a 4 GiB payload
+(garbage_frame raw HELLO 00ff000000000000) 2>/dev/null # a string past the end
+(garbage_frame header PEERS 0 $(($("$DE_FRAME" version) + 4))) 2>/dev/null # another version
 head -c 3000 /dev/urandom >"$tmp/random"
 (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && cat "$tmp/random" >&3) 2>/dev/null
 start_rank noise "$CHECK" 2 1 --timeout=30 --count=1000

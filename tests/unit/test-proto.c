@@ -4,30 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "proto.h"
 #include "tap.h"
 
+/* The tests' sample HELLO (frames.c), with fields set by name as the
+ * shell tests set them through de-frame. */
 static struct de_hello sample_hello(void)
 {
 	struct de_hello h;
+	struct de_err e;
 
-	memset(&h, 0, sizeof(h));
-	strcpy(h.token, "slurm:42.0");
-	h.rank = 3;
-	h.world = 8;
-	h.local_rank = 1;
-	h.local_world = 4;
-	h.node_rank = 0;
-	h.pid = 4242;
-	h.backend = 1;
-	h.port = 40123;
-	h.probe_port = 40124;
-	strcpy(h.host, "node2");
-	strcpy(h.addr, "10.77.0.12");
-	strcpy(h.iface, "eth0");
-	strcpy(h.params, "check float32 count=5");
-	h.failed = 7;
-	strcpy(h.why, "GLOO_SOCKET_IFNAME=eth9: no such interface");
+	frames_sample_hello(&h);
+	ok(frames_hello_set(&h, "failed", "7", &e) == 0 &&
+	   frames_hello_set(&h, "why", "GLOO_SOCKET_IFNAME=eth9: no such interface", &e) == 0 &&
+	   frames_hello_set(&h, "probe_port", "40124", &e) == 0 && h.failed == 7 && h.probe_port == 40124,
+	   "the frame builder sets fields by name");
+	ok(frames_hello_set(&h, "probe_port", "65536", &e) == -1 && frames_hello_set(&h, "colour", "1", &e) == -1 &&
+	   frames_hello_set(&h, "nonce", "00", &e) == -1,
+	   "... and refuses a value out of range, an unknown field, a short nonce");
 	return h;
 }
 

@@ -31,10 +31,30 @@ static void all_ok(uint32_t world, uint32_t per)
 	}
 }
 
+static struct de_unreached_rec U[MAXW];
+
 static void report(uint32_t i, enum de_diag d, const char *text)
 {
 	R[i].diag = d;
 	R[i].text = text;
+}
+
+/* Rank i's probe failed to reach host "n<node>" (its first rank listed),
+ * in the words text. */
+static void probe(uint32_t i, enum de_diag d, const char *text, uint32_t node, uint32_t world)
+{
+	char name[16];
+	uint32_t q;
+
+	report(i, d, text);
+	snprintf(name, sizeof(name), "n%u", node);
+	for (q = 0; q < world; q++)
+		if (strcmp(host[q], name) == 0)
+			break;
+	if (R[i].unreached == NULL)
+		U[i].n = 0;
+	U[i].rank[U[i].n++] = q;
+	R[i].unreached = &U[i];
 }
 
 static int starts_with(const char *s, const char *head)
@@ -70,16 +90,19 @@ static void test_classes(void)
 
 static void test_probe_names(void)
 {
-	const char *rep = "n10 (10.0.0.10:4000) refused, n1 (10.0.0.1:4000) timed out";
-
-	ok(de_rdv_probe_names(rep, "n10"), "the first host of a report is named");
-	ok(de_rdv_probe_names(rep, "n1"), "a host after a longer one it prefixes is named");
-	ok(!de_rdv_probe_names(rep, "n"), "a prefix of a host is not");
-	ok(!de_rdv_probe_names(rep, "0"), "a digit inside a host is not");
-	ok(!de_rdv_probe_names("xn1 (10.0.0.1:4000) refused", "n1"), "a host's tail is not");
-	ok(!de_rdv_probe_names("refused by n1", "n1"), "a host not followed by its address is not");
-	ok(!de_rdv_probe_names("", "n1") && !de_rdv_probe_names(rep, ""), "empty report, empty host: nothing named");
-	ok(de_rdv_probe_names("n3 (10.0.0.3:4000) refused", "n3"), "a one-host report");
+	all_ok(12, 1);
+	probe(0, DE_D_PEER_REFUSED, "n10 (10.0.0.10:4000) refused", 10, 12);
+	probe(0, DE_D_PEER_TIMEOUT, "n1 (10.0.0.1:4000) timed out", 1, 12);
+	ok(de_rdv_probe_names(R, 12, 0, "n10") && de_rdv_probe_names(R, 12, 0, "n1"),
+	   "every host the record lists is named");
+	ok(!de_rdv_probe_names(R, 12, 0, "n") && !de_rdv_probe_names(R, 12, 0, "n2"),
+	   "a prefix of a host, a host not listed: not named");
+	ok(!de_rdv_probe_names(R, 12, 1, "n1"), "a rank without a record names nobody");
+	U[0].rank[2] = 99;
+	U[0].n = 3;
+	ok(!de_rdv_probe_names(R, 12, 0, "n99"), "a listed rank outside the world names nobody");
+	U[0].n = 0;
+	ok(!de_rdv_probe_names(R, 12, 0, "n10"), "an empty record names nobody");
 }
 
 static void test_phase(void)
@@ -97,14 +120,14 @@ static void test_phase(void)
 	is_str(v.text, "rank 2 on n2: 3 wrong elements", "... in its words");
 
 	all_ok(4, 1);
-	report(1, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused");
+	probe(1, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused", 3, 4);
 	report(3, DE_D_HOST_LOOPBACK, "n3 resolves to 127.0.1.1");
 	ok(de_rdv_judge_phase(R, 4, 0, 4, &v) == 1 && v.diag == DE_D_HOST_LOOPBACK && v.rank == 3,
 	   "probe: a rank's own failure wins over an earlier probe failure");
 	is_str(v.text, "rank 3 on n3: n3 resolves to 127.0.1.1", "... in its words");
 
 	all_ok(4, 1);
-	report(1, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused");
+	probe(1, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused", 3, 4);
 	ok(de_rdv_judge_phase(R, 4, 0, 4, &v) == 1 && v.diag == DE_D_PEER_REFUSED && v.rank == 0,
 	   "probe: probe failures only are judged together, about rank 0");
 	is_str(v.text, "data connections between nodes fail: n1 -> n3 (10.0.0.3:4000) refused",
@@ -122,9 +145,9 @@ static void test_probe(void)
 
 	/* A host firewall on n3: every other node times out on it. */
 	all_ok(4, 1);
-	report(0, DE_D_PEER_TIMEOUT, to3);
-	report(1, DE_D_PEER_TIMEOUT, to3);
-	report(2, DE_D_PEER_TIMEOUT, to3);
+	probe(0, DE_D_PEER_TIMEOUT, to3, 3, 4);
+	probe(1, DE_D_PEER_TIMEOUT, to3, 3, 4);
+	probe(2, DE_D_PEER_TIMEOUT, to3, 3, 4);
 	de_rdv_judge_probe(R, 4, 4, &v);
 	ok(v.diag == DE_D_PEER_TIMEOUT && v.rank == 0, "firewalled node: peer-timeout, about rank 0");
 	is_str(v.text, "n3 accepts no new TCP connections on its data port from any other node (n0, n1, n2): "
@@ -133,17 +156,17 @@ static void test_probe(void)
 
 	/* The same with refusals: the diagnosis is refused. */
 	all_ok(4, 1);
-	report(0, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused");
-	report(1, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused");
-	report(2, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused");
+	probe(0, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused", 3, 4);
+	probe(1, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused", 3, 4);
+	probe(2, DE_D_PEER_REFUSED, "n3 (10.0.0.3:4000) refused", 3, 4);
 	de_rdv_judge_probe(R, 4, 4, &v);
 	ok(v.diag == DE_D_PEER_REFUSED && starts_with(v.text, "n3 accepts no new"),
 	   "node everyone is refused by: peer-refused, named");
 
 	/* One node less than all but one fails: not named. */
 	all_ok(4, 1);
-	report(0, DE_D_PEER_TIMEOUT, to3);
-	report(1, DE_D_PEER_REFUSED, "n2 (10.0.0.2:4000) refused");
+	probe(0, DE_D_PEER_TIMEOUT, to3, 3, 4);
+	probe(1, DE_D_PEER_REFUSED, "n2 (10.0.0.2:4000) refused", 2, 4);
 	de_rdv_judge_probe(R, 4, 4, &v);
 	ok(v.diag == DE_D_PEER_TIMEOUT, "a timeout among the failures: peer-timeout");
 	is_str(v.text, "data connections between nodes fail: n0 -> n3 (10.0.0.3:4000) timed out; "
@@ -151,8 +174,8 @@ static void test_probe(void)
 
 	/* Two nodes: the one failing the other cannot tell whose fault. */
 	all_ok(2, 1);
-	report(0, DE_D_PEER_REFUSED, "n1 (10.0.0.1:4000) refused");
-	report(1, DE_D_PEER_REFUSED, "n0 (10.0.0.0:4000) refused");
+	probe(0, DE_D_PEER_REFUSED, "n1 (10.0.0.1:4000) refused", 1, 2);
+	probe(1, DE_D_PEER_REFUSED, "n0 (10.0.0.0:4000) refused", 0, 2);
 	de_rdv_judge_probe(R, 2, 2, &v);
 	ok(v.diag == DE_D_PEER_REFUSED &&
 	   starts_with(v.text, "data connections between nodes fail: "),
@@ -160,22 +183,22 @@ static void test_probe(void)
 
 	/* Several ranks per node: only each node's first rank probes. */
 	all_ok(8, 2);
-	report(0, DE_D_PEER_TIMEOUT, "n3 (10.0.0.3:4000) timed out");
-	report(2, DE_D_PEER_TIMEOUT, "n3 (10.0.0.3:4000) timed out");
-	report(4, DE_D_PEER_TIMEOUT, "n3 (10.0.0.3:4000) timed out");
+	probe(0, DE_D_PEER_TIMEOUT, "n3 (10.0.0.3:4000) timed out", 3, 8);
+	probe(2, DE_D_PEER_TIMEOUT, "n3 (10.0.0.3:4000) timed out", 3, 8);
+	probe(4, DE_D_PEER_TIMEOUT, "n3 (10.0.0.3:4000) timed out", 3, 8);
 	de_rdv_judge_probe(R, 8, 4, &v);
 	ok(starts_with(v.text, "n3 accepts no new TCP connections on its data port from any other node "
 		       "(n0, n1, n2): "), "two ranks a node: the node's probers count once");
 
 	/* Small packets pass, large ones vanish. */
 	all_ok(3, 1);
-	report(0, DE_D_BULK_STALL, "n1 (10.0.0.1:4000) stalled");
-	report(2, DE_D_BULK_STALL, "n1 (10.0.0.1:4000) stalled");
+	probe(0, DE_D_BULK_STALL, "n1 (10.0.0.1:4000) stalled", 1, 3);
+	probe(2, DE_D_BULK_STALL, "n1 (10.0.0.1:4000) stalled", 1, 3);
 	de_rdv_judge_probe(R, 3, 3, &v);
 	ok(v.diag == DE_D_BULK_STALL && v.rank == 0, "every failure a bulk stall: bulk-stall");
 	is_str(v.text, "large transfers between nodes stall while the small probe passed: "
 	       "n0 -> n1 (10.0.0.1:4000) stalled; n2 -> n1 (10.0.0.1:4000) stalled", "... with what each saw");
-	report(1, DE_D_PEER_REFUSED, "n0 (10.0.0.0:4000) refused");
+	probe(1, DE_D_PEER_REFUSED, "n0 (10.0.0.0:4000) refused", 0, 3);
 	de_rdv_judge_probe(R, 3, 3, &v);
 	ok(v.diag == DE_D_PEER_REFUSED, "a bulk stall and a refusal: not a bulk stall");
 }
