@@ -17,6 +17,9 @@
 #define DE_BUDGET_VERDICT_MS 2000
 /* Teardown after the verdict (NCCL's finalize) ends by this much more. */
 #define DE_BUDGET_TEARDOWN_MS 1000
+/* Every rank outwaits rank 0's judging, or it would miss the verdict. */
+_Static_assert(DE_BUDGET_VERDICT_MS > DE_BUDGET_JUDGE_MS,
+	       "a rank must wait for rank 0's verdict longer than rank 0 takes to judge");
 
 /* The end of a wait that wants ms from now, within the budget's end:
  * min(now + ms, deadline). */
