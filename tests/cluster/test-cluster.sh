@@ -81,6 +81,8 @@ tap_is "$(leftovers)" "" "down gives a clean slate"
 # Run as nobody from a world-readable copy (the tree may not be readable).
 install -m 0755 "$S" "$tmp/distenv-cluster"
 install -m 0644 "$(dirname "$S")/releases.sh" "$tmp/releases.sh"
+install -d -m 0755 "$tmp/lib"
+install -m 0644 "$(dirname "$S")"/lib/cluster-*.sh "$tmp/lib/"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
 	"$tmp/distenv-cluster" up --no-plugin 2>&1)
 rc=$?

@@ -27,8 +27,8 @@ cluster_forget_job_env
 	tap_skip_all "opt-in: set DISTENV_TEST_SLURM='24.11 26.05' (makes Debian roots with mmdebstrap the first time)"
 read -r -a versions <<<"$DISTENV_TEST_SLURM"
 for v in "${versions[@]}"; do
-	if ! [[ $v =~ ^(22\.05|24\.11|26\.05)$ ]]; then
-		tap_fail "DISTENV_TEST_SLURM: '$v' is not a version (expected 22.05, 24.11 or 26.05, space-separated)"
+	if [[ -z $(cluster_release_of "$v") ]]; then
+		tap_fail "DISTENV_TEST_SLURM: '$v' is not a version (expected $(or_list "$(slurm_versions)"), space-separated)"
 		tap_done
 		exit 1
 	fi
@@ -262,8 +262,8 @@ EOF
 	# Topology order (TopologyParam=SwitchAsNodeRank): Slurm orders a step's
 	# nodes by switch, not by name (node3 under s1 before node2 under s2).
 	# Task 0, NODE_RANK 0 and MASTER_ADDR must follow Slurm's order.
-	# (22.05 has no SwitchAsNodeRank.)
-	if [[ $v != 22.05 ]]; then
+	# (Not where Slurm has no SwitchAsNodeRank: 22.05.)
+	if release_has_switch_as_node_rank "$v"; then
 		out=$("$S" up --slurm "$v" --nodes 4 --cpus 2 --topology interleave 2>&1)
 		tap_is "$?" 0 "[$v] up --nodes 4 --topology interleave exits 0" || tap_diag "$out"
 		tap_like "$("$S" status 2>&1)" "shape: +4 nodes x 2 CPUs, topology interleave" "[$v] status shows the topology"
@@ -300,7 +300,7 @@ node2 3 RANK=3 LOCAL_RANK=1 NODE_RANK=1 MASTER_ADDR=node3" \
 
 	# Without MUNGE (23.11+): auth/slurm, sackd on the login side, and
 	# --dist-check on the plugin's step secret, one per step under sbatch.
-	[[ $v == 22.05 ]] && continue
+	release_has_auth_slurm "$v" || continue
 	t="[$v auth/slurm]"
 	out=$("$S" up --slurm "$v" --auth slurm 2>&1)
 	tap_is "$?" 0 "$t up --auth slurm exits 0" || { tap_diag "$out"; continue; }
