@@ -230,9 +230,7 @@ static void on_accept(struct acceptor *a)
 		struct pend *p;
 		int fd, ok;
 
-		addr.len = sizeof(addr.ss);
-		fd = accept4(c->net.data_fd, (struct sockaddr *)&addr.ss, &addr.len,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		fd = de_accept(c->net.data_fd, &addr);
 		if (fd < 0)
 			return;
 		p = calloc(1, sizeof(*p));
@@ -271,7 +269,7 @@ static void on_probe_port(int lfd)
 {
 	int fd;
 
-	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+	while ((fd = de_accept(lfd, NULL)) >= 0)
 		close(fd);
 }
 
