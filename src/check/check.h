@@ -11,15 +11,14 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "backend_id.h"
 #include "fail.h"
 #include "net.h"
 #include "proto.h"
 #include "ring.h"
 
-enum de_backend { DE_BACKEND_AUTO, DE_BACKEND_SOCKET, DE_BACKEND_NCCL };
-
 struct de_opts {
-	enum de_backend backend;
+	enum de_backend backend; /* never DE_BACKEND_OFF */
 	int timeout_s;
 	int bench;
 	size_t min_bytes, max_bytes; /* -b, -e, --sizes */
