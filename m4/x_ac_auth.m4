@@ -24,4 +24,5 @@ AC_DEFUN([X_AC_AUTH], [
      distenv_munge_summary="yes"],
     [distenv_munge_summary="no (DISTENV_SECRET or --insecure only)"])
   AC_SUBST([MUNGE_LIBS])
+  AM_CONDITIONAL([HAVE_MUNGE], [test $have_munge = yes])
 ])

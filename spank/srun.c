@@ -81,7 +81,7 @@ int de_srun_local_user_init(spank_t sp)
 	if (de_plugin.bad)
 		return 0;
 	/* No secret, no step: a weaker one would let others join the job. */
-	if ((de_plugin.cfg.enabled || de_plugin.cfg.check != DE_CHECK_OFF) && step_secret())
+	if ((de_plugin.cfg.enabled || de_plugin.cfg.check != DE_BACKEND_OFF) && step_secret())
 		return -1;
 	if (!de_plugin.cfg.enabled)
 		return 0;

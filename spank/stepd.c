@@ -126,7 +126,7 @@ int de_stepd_task_init(spank_t sp)
 		return fail_task(&p->err);
 	if (!p->cfg.enabled) {
 		slurm_debug(DE_LOG_PREFIX "disabled for this job (--dist-env=off or default=off)");
-		if (p->cfg.check != DE_CHECK_OFF &&
+		if (p->cfg.check != DE_BACKEND_OFF &&
 		    spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS &&
 		    DE_STEP_HAS_RANKS(step))
 			return run_check(p, sp);
@@ -156,7 +156,7 @@ int de_stepd_task_init(spank_t sp)
 	de_plan_make(&want, de_env_get, env, p->cfg.force, &plan);
 	if (apply_plan(p, sp, &plan))
 		return -1;
-	if (p->cfg.check != DE_CHECK_OFF && !want.batch)
+	if (p->cfg.check != DE_BACKEND_OFF && !want.batch)
 		return run_check(p, sp);
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend_id.h"
 #include "err.h"
 #include "hostlist.h"
 #include "layout.h"
@@ -156,7 +157,7 @@ static const char *check_path(char *buf, size_t len)
 
 /* Runs distenv-check with this (final) environment, as the plugin's
  * --dist-check does; 0 only if it passed. */
-static int run_check(int backend, struct de_err *err)
+static int run_check(enum de_backend backend, struct de_err *err)
 {
 	char buf[PATH_MAX + 32];
 	struct de_run_check rc = {
@@ -178,16 +179,12 @@ static int run_check(int backend, struct de_err *err)
  * PROGRAM after "--" is the user's choice. */
 static int check_value_apart(char **argv, int optind_, int check_given)
 {
-	static const char *const names[] = { "auto", "socket", "nccl", "off" };
-	size_t i;
+	enum de_backend b;
 
 	if (!check_given || argv[optind_] == NULL ||
 	    strcmp(argv[optind_ - 1], "--") == 0)
 		return 0;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(argv[optind_], names[i]) == 0)
-			return 1;
-	return 0;
+	return de_backend_parse(argv[optind_], &b) == 0;
 }
 
 int main(int argc, char **argv)
@@ -298,7 +295,7 @@ int main(int argc, char **argv)
 	if (setenv(DE_MANAGED_VAR, plan.managed, 1) != 0)
 		return de_error(PROG, "setting %s: %s", DE_MANAGED_VAR, strerror(errno));
 
-	if (cfg.check != DE_CHECK_OFF) {
+	if (cfg.check != DE_BACKEND_OFF) {
 		if (want.batch) {
 			if (verbose)
 				fprintf(stderr, PROG ": --check skipped in the batch step (no ranks to check)\n");

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -116,9 +117,9 @@ static int session_ready(struct de_check *c)
 {
 	int ready;
 
-	pthread_mutex_lock(&c->ring.mu);
-	ready = c->ring.key_ready;
-	pthread_mutex_unlock(&c->ring.mu);
+	pthread_mutex_lock(&c->acc.mu);
+	ready = c->acc.key_ready;
+	pthread_mutex_unlock(&c->acc.mu);
 	return ready;
 }
 
@@ -147,14 +148,13 @@ static void finish(struct acceptor *a, struct pend *p)
 	if (d->purpose == DE_PURPOSE_RING) {
 		int taken = 0;
 
-		pthread_mutex_lock(&c->ring.mu);
-		if (c->ring.left_fd < 0 && d->rank == (c->id.rank + c->id.world - 1) % c->id.world) {
-			c->ring.left_fd = p->fd;
-			c->ring.left_rank = d->rank;
+		pthread_mutex_lock(&c->acc.mu);
+		if (c->acc.left_fd < 0 && d->rank == (c->id.rank + c->id.world - 1) % c->id.world) {
+			c->acc.left_fd = p->fd;
 			taken = 1;
-			pthread_cond_broadcast(&c->ring.cv);
+			pthread_cond_broadcast(&c->acc.cv);
 		}
-		pthread_mutex_unlock(&c->ring.mu);
+		pthread_mutex_unlock(&c->acc.mu);
 		if (taken) {
 			/* The ring sets its own flags on the fd. */
 			release(a, p, 1);
@@ -230,9 +230,7 @@ static void on_accept(struct acceptor *a)
 		struct pend *p;
 		int fd, ok;
 
-		addr.len = sizeof(addr.ss);
-		fd = accept4(c->net.data_fd, (struct sockaddr *)&addr.ss, &addr.len,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		fd = de_accept(c->net.data_fd, &addr);
 		if (fd < 0)
 			return;
 		p = calloc(1, sizeof(*p));
@@ -271,7 +269,7 @@ static void on_probe_port(int lfd)
 {
 	int fd;
 
-	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+	while ((fd = de_accept(lfd, NULL)) >= 0)
 		close(fd);
 }
 
@@ -323,7 +321,7 @@ static void *acceptor_main(void *arg)
 			close(a.efd);
 		return NULL;
 	}
-	while (!c->ring.stop) {
+	while (!c->acc.stop) {
 		/* Short naps while callers wait for our key, else 100 ms. */
 		int n = epoll_wait(a.efd, evs, 64, parked ? 10 : 100), i;
 		int64_t now;
@@ -351,23 +349,64 @@ static void *acceptor_main(void *arg)
 
 int de_acceptor_start(struct de_check *c, struct de_fail *f)
 {
-	c->ring.left_fd = -1;
-	c->ring.right_fd = -1;
-	pthread_mutex_init(&c->ring.mu, NULL);
-	pthread_cond_init(&c->ring.cv, NULL);
+	c->acc.left_fd = -1;
+	c->acc.left_taken = 0;
+	pthread_mutex_init(&c->acc.mu, NULL);
+	pthread_cond_init(&c->acc.cv, NULL);
 	de_set_nonblock(c->net.data_fd, 1);
 	de_set_nonblock(c->net.probe_fd, 1);
-	if (pthread_create(&c->ring.acceptor, NULL, acceptor_main, c) != 0)
+	if (pthread_create(&c->acc.thread, NULL, acceptor_main, c) != 0)
 		return de_fail_set(f, DE_D_INTERNAL, "cannot start the acceptor thread");
-	c->ring.acceptor_running = 1;
+	c->acc.running = 1;
 	return 0;
+}
+
+void de_acceptor_key_ready(struct de_check *c)
+{
+	pthread_mutex_lock(&c->acc.mu);
+	c->acc.key_ready = 1;
+	pthread_cond_broadcast(&c->acc.cv);
+	pthread_mutex_unlock(&c->acc.mu);
+}
+
+/* Waits on c->acc.cv (c->acc.mu held) for at most ms < 1000 milliseconds:
+ * the caller loops on its condition and its own deadline. */
+static void cv_wait_ms(struct de_check *c, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&c->acc.cv, &c->acc.mu, &ts);
+}
+
+int de_acceptor_take_left(struct de_check *c, int64_t deadline)
+{
+	int fd;
+
+	pthread_mutex_lock(&c->acc.mu);
+	while (c->acc.left_fd < 0 && de_now_ms() < deadline)
+		cv_wait_ms(c, 100);
+	fd = c->acc.left_fd;
+	/* The fd stays in left_fd, so a second caller for it is refused. */
+	c->acc.left_taken = fd >= 0;
+	pthread_mutex_unlock(&c->acc.mu);
+	return fd;
 }
 
 void de_acceptor_stop(struct de_check *c)
 {
-	if (!c->ring.acceptor_running)
+	if (!c->acc.running)
 		return;
-	c->ring.stop = 1;
-	pthread_join(c->ring.acceptor, NULL);
-	c->ring.acceptor_running = 0;
+	c->acc.stop = 1;
+	pthread_join(c->acc.thread, NULL);
+	c->acc.running = 0;
+	/* Handed over but never taken (the run ended first). */
+	if (c->acc.left_fd >= 0 && !c->acc.left_taken)
+		close(c->acc.left_fd);
+	c->acc.left_fd = -1;
 }

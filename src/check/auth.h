@@ -17,11 +17,11 @@
 /* Shortest DISTENV_SECRET accepted, in bytes. */
 #define DE_SECRET_MIN 16u
 
-enum { DE_AUTH_NONE, DE_AUTH_SECRET, DE_AUTH_MUNGE, DE_AUTH_STEP };
+struct de_auth_ops; /* auth_ops.h: one table per method */
 
 /* One rank's credentials, and the job identity every proof binds. */
 struct de_auth {
-	int mode;               /* DE_AUTH_* */
+	const struct de_auth_ops *ops; /* the method, chosen once by de_auth_init */
 	const char *token;      /* the launch's token (struct de_ident's) */
 	uint32_t rank;
 	unsigned int uid;

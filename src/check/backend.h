@@ -19,13 +19,14 @@ struct de_backend_ops {
 	int (*select)(struct de_check *c, struct de_fail *f);
 	/* Rank 0, before serving: what the peer table carries for it (or NULL). */
 	int (*root_prepare)(struct de_check *c, struct de_fail *f);
-	/* After the probe: connect the ring, or make the communicator. */
+	/* After the probe: connect the ring, or make the communicator; its
+	 * state goes in c->bstate, which only this backend reads. */
 	int (*init)(struct de_check *c, struct de_fail *f);
 	/* In-place sum of count elements of host buffer buf across all ranks;
 	 * *usec is the time of the collective alone. */
 	int (*allreduce)(struct de_check *c, void *buf, size_t count,
 			 enum de_dtype t, double *usec, struct de_fail *f);
-	/* Safe after any failure, and without init. */
+	/* Frees c->bstate. Safe after any failure, and without init. */
 	void (*fini)(struct de_check *c);
 	/* After select, for --verbose: what it runs on (or NULL). */
 	void (*describe)(char *out, size_t len);

@@ -2,7 +2,8 @@
 /* distenv-check: the state of one rank, in parts that each module reads:
  * the options (options.c), who this rank is (identity.c, from the environment
  * once), its credentials (auth.c), its rendezvous link and data listener
- * (rdv_client.c, socket.c) and the socket backend's ring (socket.c). */
+ * (rdv_client.c, socket.c), the data port's acceptor (acceptor.c) and the
+ * chosen backend's own state, which only that backend reads. */
 #ifndef DISTENV_CHECK_H
 #define DISTENV_CHECK_H
 
@@ -11,15 +12,14 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "backend_id.h"
 #include "fail.h"
 #include "net.h"
 #include "proto.h"
-#include "ring.h"
-
-enum de_backend { DE_BACKEND_AUTO, DE_BACKEND_SOCKET, DE_BACKEND_NCCL };
+#include "ring.h" /* enum de_dtype */
 
 struct de_opts {
-	enum de_backend backend;
+	enum de_backend backend; /* never DE_BACKEND_OFF */
 	int timeout_s;
 	int bench;
 	size_t min_bytes, max_bytes; /* -b, -e, --sizes */
@@ -67,20 +67,19 @@ struct de_link {
 	double rdv_ms, probe_ms, connect_ms, check_ms; /* how long each part took here */
 };
 
-/* The acceptor thread hands inbound ring connections over by caller rank;
- * socket.c's ring owns the rest. */
-struct de_ring_state {
-	pthread_t acceptor;
-	int acceptor_running;
+/* The data port's acceptor thread (acceptor.c). It answers callers once
+ * the session key is here, and keeps the ring connection our left
+ * neighbour makes, which may come before our backend asks for it
+ * (de_acceptor_take_left). */
+struct de_acceptor_state {
+	pthread_t thread;
+	int running;
 	volatile int stop;
-	pthread_mutex_t mu;      /* guards key_ready, left_fd, left_rank */
-	int key_ready;           /* the session key is in auth (set under mu) */
+	pthread_mutex_t mu;      /* guards key_ready, left_fd, left_taken */
 	pthread_cond_t cv;
-	int left_fd;          /* ring connection from rank-1, -1 until it arrives */
-	uint32_t left_rank;
-	int right_fd;
-	int own_cpu;          /* a CPU per local rank: spin without yielding at first */
-	uint8_t *tmp;         /* the reduce-scatter's receive buffer, one for every allreduce */
+	int key_ready;           /* the session key is in auth */
+	int left_fd;             /* from rank-1 (DE_PURPOSE_RING), -1 until it arrives */
+	int left_taken;          /* the backend has left_fd: not ours to close */
 };
 
 struct de_backend_ops;
@@ -91,10 +90,11 @@ struct de_check {
 	struct de_ident id;
 	struct de_auth auth;
 	struct de_link net;
-	struct de_ring_state ring;
+	struct de_acceptor_state acc;
 	struct de_peers peers;   /* the job's table, from rank 0 */
 	int nphases;             /* phases after the peer table: probe + collectives */
 	const struct de_backend_ops *be; /* resolved backend */
+	void *bstate;            /* be's own state: made by its init, freed by its fini */
 	char device[64];         /* "cpu" or "cuda:0" */
 	struct de_pairs_state *pairs; /* --pairs only (pairs.h) */
 	int64_t deadline;        /* start + --timeout: every wait ends by it (budget.h) */

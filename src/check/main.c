@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	t0 = de_now_ms();
 	memset(&c, 0, sizeof(c));
 	memset(&f, 0, sizeof(f));
-	c.net.rdv_fd = c.net.data_fd = c.net.probe_fd = c.ring.left_fd = c.ring.right_fd = -1;
+	c.net.rdv_fd = c.net.data_fd = c.net.probe_fd = c.acc.left_fd = -1;
 	/* First: every failure line names the node, even a broken environment's. */
 	if (gethostname(c.id.host, sizeof(c.id.host)) != 0)
 		snprintf(c.id.host, sizeof(c.id.host), "?");

@@ -38,16 +38,19 @@ _Static_assert(sizeof(ncclUniqueId) == DE_NCCL_ID_BYTES,
 /* Teardown after the verdict: not worth the whole --timeout. */
 #define FINI_MAX_S 10
 
-/* One communicator per process, and what the collective reuses. */
-static ncclComm_t s_comm;
-static cudaStream_t s_stream;
-static cudaEvent_t s_ev_start, s_ev_stop;
-static int s_have_stream, s_have_events;
-static void *s_dbuf;
-static size_t s_dbuf_bytes;
-static int s_dev = -1;
-static int s_clean;      /* no error since init: finalize, else abort */
-static unsigned long s_calls; /* collectives run (the first one connects) */
+/* The backend's state (c->bstate), made by nccl_init: the communicator
+ * and what the collective reuses. */
+struct nccl {
+	ncclComm_t comm;
+	cudaStream_t stream;
+	cudaEvent_t ev_start, ev_stop;
+	int have_stream, have_events;
+	void *dbuf;
+	size_t dbuf_bytes;
+	int dev;
+	int clean;           /* no error since init: finalize, else abort */
+	unsigned long calls; /* collectives run (the first one connects) */
+};
 
 static const char *visible_devices(void)
 {
@@ -56,32 +59,34 @@ static const char *visible_devices(void)
 	return v == NULL ? "unset" : *v == '\0' ? "\"\"" : v;
 }
 
-static int cuda_fail(struct de_fail *f, const char *call, cudaError_t e)
+static int cuda_fail(struct nccl *n, struct de_fail *f, const char *call, cudaError_t e)
 {
-	s_clean = 0;
+	n->clean = 0;
 	return de_fail_set(f, DE_D_NCCL, "%s: %s (%s)", call,
 			   de_nl.cudaGetErrorString(e), de_nl.cudaGetErrorName(e));
 }
 
 /* r is the call's result or the communicator's async error. A peer that
- * went away (ncclRemoteError) is a lost peer, not a local NCCL fault. */
-static int nccl_fail(struct de_fail *f, const char *call, ncclResult_t r)
+ * went away (ncclRemoteError) is a lost peer, not a local NCCL fault. n is
+ * NULL before init (rank 0's ncclGetUniqueId). */
+static int nccl_fail(struct nccl *n, struct de_fail *f, const char *call, ncclResult_t r)
 {
-	const char *last = de_nl.ncclGetLastError(s_comm);
+	const char *last = de_nl.ncclGetLastError(n != NULL ? n->comm : NULL);
 
-	s_clean = 0;
+	if (n != NULL)
+		n->clean = 0;
 	return de_fail_set(f, r == ncclRemoteError ? DE_D_PEER_LOST : DE_D_NCCL,
 			   "%s: %s%s%s", call, de_nl.ncclGetErrorString(r),
 			   last != NULL && *last ? ": " : "",
 			   last != NULL ? last : "");
 }
 
-static void comm_abort(void)
+static void comm_abort(struct nccl *n)
 {
-	if (s_comm != NULL)
-		(void)de_nl.ncclCommAbort(s_comm);
-	s_comm = NULL;
-	s_clean = 0;
+	if (n->comm != NULL)
+		(void)de_nl.ncclCommAbort(n->comm);
+	n->comm = NULL;
+	n->clean = 0;
 }
 
 static void sleep_us(long us)
@@ -93,8 +98,8 @@ static void sleep_us(long us)
 
 enum wait_for {
 	WAIT_COMM,   /* the communicator is no longer ncclInProgress */
-	WAIT_EVENT,  /* ... and s_ev_stop has completed */
-	WAIT_STREAM, /* ... and s_stream is idle */
+	WAIT_EVENT,  /* ... and ev_stop has completed */
+	WAIT_STREAM, /* ... and the stream is idle */
 };
 
 enum wait_rc { WAIT_DONE, WAIT_FAILED, WAIT_DEADLINE };
@@ -107,6 +112,7 @@ static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
 			     const char *op, int64_t deadline,
 			     struct de_fail *f)
 {
+	struct nccl *n = c->bstate;
 	int64_t next_rdv = de_now_ms() + RDV_POLL_MS;
 	long nap = 20;
 
@@ -114,24 +120,24 @@ static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
 		ncclResult_t st = ncclSuccess, r;
 		int64_t now;
 
-		if (s_comm != NULL) {
-			r = de_nl.ncclCommGetAsyncError(s_comm, &st);
+		if (n->comm != NULL) {
+			r = de_nl.ncclCommGetAsyncError(n->comm, &st);
 			if (r != ncclSuccess)
-				return nccl_fail(f, "ncclCommGetAsyncError", r), WAIT_FAILED;
+				return nccl_fail(n, f, "ncclCommGetAsyncError", r), WAIT_FAILED;
 			if (st != ncclSuccess && st != ncclInProgress)
-				return nccl_fail(f, op, st), WAIT_FAILED;
+				return nccl_fail(n, f, op, st), WAIT_FAILED;
 		}
 		if (st == ncclSuccess) {
 			cudaError_t e = cudaSuccess;
 
 			if (what == WAIT_EVENT)
-				e = de_nl.cudaEventQuery(s_ev_stop);
+				e = de_nl.cudaEventQuery(n->ev_stop);
 			else if (what == WAIT_STREAM)
-				e = de_nl.cudaStreamQuery(s_stream);
+				e = de_nl.cudaStreamQuery(n->stream);
 			if (e == cudaSuccess)
 				return WAIT_DONE;
 			if (e != cudaErrorNotReady)
-				return cuda_fail(f, what == WAIT_EVENT ? "cudaEventQuery" :
+				return cuda_fail(n, f, what == WAIT_EVENT ? "cudaEventQuery" :
 						 "cudaStreamQuery", e), WAIT_FAILED;
 		}
 		now = de_now_ms();
@@ -140,7 +146,7 @@ static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
 		if (now >= next_rdv) {
 			next_rdv = now + RDV_POLL_MS;
 			if (c->net.rdv_fd >= 0 && de_rdv_poll_abort(c, f)) {
-				s_clean = 0;
+				n->clean = 0;
 				return WAIT_FAILED;
 			}
 		}
@@ -224,8 +230,8 @@ static int nccl_select(struct de_check *c, struct de_fail *f)
 				   "cudaSetDevice(%u) (LOCAL_RANK, CUDA_VISIBLE_DEVICES=%s): %s (%s)",
 				   c->id.local_rank, visible_devices(), de_nl.cudaGetErrorString(e),
 				   de_nl.cudaGetErrorName(e));
-	s_dev = (int)c->id.local_rank;
-	snprintf(c->device, sizeof(c->device), "cuda:%d", s_dev);
+	/* nccl_init takes the same device: LOCAL_RANK. */
+	snprintf(c->device, sizeof(c->device), "cuda:%u", c->id.local_rank);
 	return 0;
 }
 
@@ -236,7 +242,7 @@ static int nccl_root_prepare(struct de_check *c, struct de_fail *f)
 	ncclResult_t r = de_nl.ncclGetUniqueId(&uid);
 
 	if (r != ncclSuccess)
-		return nccl_fail(f, "ncclGetUniqueId", r);
+		return nccl_fail(NULL, f, "ncclGetUniqueId", r);
 	memcpy(c->peers.nccl_id, uid.internal, DE_NCCL_ID_BYTES);
 	c->peers.nccl_id_len = DE_NCCL_ID_BYTES;
 	return 0;
@@ -269,12 +275,13 @@ static int init_timeout(struct de_check *c, struct de_fail *f)
  * (the same list in every task, each taking device 0, is the usual way). */
 static void shared_gpu(const struct de_check *c, struct de_fail *f)
 {
+	const struct nccl *n = c->bstate;
 	char bus[32], pci[48], ranks[64], lr[64];
 	int a, b;
 
 	if (!de_nccl_dup_gpu(f->msg, &a, &b, bus, sizeof(bus)))
 		return;
-	if (de_nl.cudaDeviceGetPCIBusId(pci, (int)sizeof(pci), s_dev) != cudaSuccess) {
+	if (de_nl.cudaDeviceGetPCIBusId(pci, (int)sizeof(pci), n->dev) != cudaSuccess) {
 		(void)de_nl.cudaGetLastError();
 		snprintf(pci, sizeof(pci), "bus id %s", bus[0] ? bus : "?");
 	}
@@ -289,7 +296,7 @@ static void shared_gpu(const struct de_check *c, struct de_fail *f)
 	de_fail_set(f, DE_D_GPU_SHARED,
 		    "%s on %s both use the GPU at %s (this rank: cuda:%d, %s, CUDA_VISIBLE_DEVICES=%s): "
 		    "NCCL needs one GPU per rank and refused the communicator",
-		    ranks, c->id.host, pci, s_dev, lr, visible_devices());
+		    ranks, c->id.host, pci, n->dev, lr, visible_devices());
 }
 
 /* ncclCommInitRank with the id from c->peers, bounded by the timeout. */
@@ -300,8 +307,9 @@ static int nccl_init(struct de_check *c, struct de_fail *f)
 	ncclResult_t r;
 	cudaError_t e;
 	int64_t deadline = c->deadline;
+	struct nccl *n = c->bstate;
 
-	if (s_comm != NULL)
+	if (n != NULL && n->comm != NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL communicator initialized twice");
 	if (c->peers.nccl_id_len != DE_NCCL_ID_BYTES)
 		return de_fail_set(f, DE_D_INTERNAL,
@@ -309,54 +317,61 @@ static int nccl_init(struct de_check *c, struct de_fail *f)
 				   (unsigned)c->peers.nccl_id_len);
 	if (c->id.world > INT32_MAX)
 		return de_fail_set(f, DE_D_INTERNAL, "WORLD_SIZE=%u is too large for NCCL", c->id.world);
-	if (s_dev < 0)
+	if (strncmp(c->device, "cuda:", 5) != 0)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL init before a device was selected");
-	e = de_nl.cudaSetDevice(s_dev);
-	if (e != cudaSuccess)
-		return cuda_fail(f, "cudaSetDevice", e);
-	if (!s_have_stream) {
-		e = de_nl.cudaStreamCreateWithFlags(&s_stream, cudaStreamNonBlocking);
-		if (e != cudaSuccess)
-			return cuda_fail(f, "cudaStreamCreateWithFlags", e);
-		s_have_stream = 1;
+	if (n == NULL) {
+		n = calloc(1, sizeof(*n));
+		if (n == NULL)
+			return de_fail_set(f, DE_D_INTERNAL, "out of memory");
+		n->dev = (int)c->id.local_rank; /* nccl_select's */
+		c->bstate = n;
 	}
-	if (!s_have_events) {
-		e = de_nl.cudaEventCreate(&s_ev_start);
+	e = de_nl.cudaSetDevice(n->dev);
+	if (e != cudaSuccess)
+		return cuda_fail(n, f, "cudaSetDevice", e);
+	if (!n->have_stream) {
+		e = de_nl.cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking);
 		if (e != cudaSuccess)
-			return cuda_fail(f, "cudaEventCreate", e);
-		e = de_nl.cudaEventCreate(&s_ev_stop);
+			return cuda_fail(n, f, "cudaStreamCreateWithFlags", e);
+		n->have_stream = 1;
+	}
+	if (!n->have_events) {
+		e = de_nl.cudaEventCreate(&n->ev_start);
+		if (e != cudaSuccess)
+			return cuda_fail(n, f, "cudaEventCreate", e);
+		e = de_nl.cudaEventCreate(&n->ev_stop);
 		if (e != cudaSuccess) {
-			de_nl.cudaEventDestroy(s_ev_start);
-			return cuda_fail(f, "cudaEventCreate", e);
+			de_nl.cudaEventDestroy(n->ev_start);
+			return cuda_fail(n, f, "cudaEventCreate", e);
 		}
-		s_have_events = 1;
+		n->have_events = 1;
 	}
 	memcpy(uid.internal, c->peers.nccl_id, DE_NCCL_ID_BYTES);
 	cfg.blocking = 0; /* so a rank that never joins cannot hang us */
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 23, 0)
 	cfg.commName = "distenv-check"; /* names it in NCCL_DEBUG output */
 #endif
-	s_clean = 1;
-	r = de_nl.ncclCommInitRankConfig(&s_comm, (int)c->id.world, uid, (int)c->id.rank, &cfg);
+	n->clean = 1;
+	r = de_nl.ncclCommInitRankConfig(&n->comm, (int)c->id.world, uid, (int)c->id.rank, &cfg);
 	if (r != ncclSuccess && r != ncclInProgress) {
-		nccl_fail(f, "ncclCommInitRankConfig", r);
-		comm_abort();
+		nccl_fail(n, f, "ncclCommInitRankConfig", r);
+		comm_abort(n);
 		return -1;
 	}
-	if (s_comm == NULL)
+	if (n->comm == NULL)
 		return de_fail_set(f, DE_D_NCCL, "ncclCommInitRankConfig returned %s but no communicator",
 				   de_nl.ncclGetErrorString(r));
 	switch (wait_for(c, WAIT_COMM, "ncclCommInitRankConfig", deadline, f)) {
 	case WAIT_DONE:
 		return 0;
 	case WAIT_DEADLINE:
-		comm_abort();
+		comm_abort(n);
 		return init_timeout(c, f);
 	case WAIT_FAILED:
 	default:
 		if (f->diag == DE_D_NCCL && !f->from_rank0)
 			shared_gpu(c, f);
-		comm_abort();
+		comm_abort(n);
 		return -1;
 	}
 }
@@ -373,39 +388,41 @@ static int nccl_type(enum de_dtype t, ncclDataType_t *out)
 }
 
 /* The device buffer grows to the largest size asked for and stays. */
-static int ensure_buffer(size_t bytes, struct de_fail *f)
+static int ensure_buffer(struct nccl *n, size_t bytes, struct de_fail *f)
 {
 	cudaError_t e;
 	size_t want = bytes ? bytes : 1;
 
-	if (s_dbuf != NULL && s_dbuf_bytes >= want)
+	if (n->dbuf != NULL && n->dbuf_bytes >= want)
 		return 0;
-	if (s_dbuf != NULL) {
-		e = de_nl.cudaFree(s_dbuf);
-		s_dbuf = NULL;
-		s_dbuf_bytes = 0;
+	if (n->dbuf != NULL) {
+		e = de_nl.cudaFree(n->dbuf);
+		n->dbuf = NULL;
+		n->dbuf_bytes = 0;
 		if (e != cudaSuccess)
-			return cuda_fail(f, "cudaFree", e);
+			return cuda_fail(n, f, "cudaFree", e);
 	}
-	e = de_nl.cudaMalloc(&s_dbuf, want);
+	e = de_nl.cudaMalloc(&n->dbuf, want);
 	if (e != cudaSuccess) {
-		s_dbuf = NULL;
-		s_clean = 0;
+		n->dbuf = NULL;
+		n->clean = 0;
 		return de_fail_set(f, DE_D_NCCL, "cudaMalloc(%zu bytes) on cuda:%d: %s (%s)",
-				   want, s_dev, de_nl.cudaGetErrorString(e), de_nl.cudaGetErrorName(e));
+				   want, n->dev, de_nl.cudaGetErrorString(e), de_nl.cudaGetErrorName(e));
 	}
-	s_dbuf_bytes = want;
+	n->dbuf_bytes = want;
 	return 0;
 }
 
 static int allreduce_timeout(struct de_check *c, size_t bytes, struct de_fail *f)
 {
-	comm_abort();
+	struct nccl *n = c->bstate;
+
+	comm_abort(n);
 	return de_fail_set(f, DE_D_TIMEOUT,
 			   "allreduce of %zu bytes did not complete by the end of --timeout=%d s%s: "
 			   "a peer is stuck or lost; rerun with NCCL_DEBUG=INFO",
 			   bytes, c->o.timeout_s,
-			   s_calls == 0 ? " (the first one, which also sets up NCCL's connections)" : "");
+			   n->calls == 0 ? " (the first one, which also sets up NCCL's connections)" : "");
 }
 
 /* wait_for inside the allreduce: the deadline is the end of the run's
@@ -420,7 +437,7 @@ static int wait_allreduce(struct de_check *c, enum wait_for what, size_t bytes,
 		return allreduce_timeout(c, bytes, f);
 	case WAIT_FAILED:
 	default:
-		comm_abort();
+		comm_abort(c->bstate);
 		return -1;
 	}
 }
@@ -436,61 +453,62 @@ static int nccl_allreduce(struct de_check *c, void *buf, size_t count,
 	ncclResult_t r;
 	float ms = 0;
 	int64_t deadline;
+	struct nccl *n = c->bstate;
 
 	*usec = 0;
-	if (s_comm == NULL)
+	if (n == NULL || n->comm == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL allreduce without a communicator");
 	if (nccl_type(t, &nt) || esz == 0)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL allreduce: dtype %d outside the enum", (int)t);
 	if (count > SIZE_MAX / esz)
 		return de_fail_set(f, DE_D_INTERNAL, "NCCL allreduce: %zu elements overflow", count);
 	bytes = count * esz;
-	if (ensure_buffer(bytes, f))
+	if (ensure_buffer(n, bytes, f))
 		return -1;
 	deadline = c->deadline;
 	if (bytes > 0) {
-		e = de_nl.cudaMemcpyAsync(s_dbuf, buf, bytes, cudaMemcpyHostToDevice, s_stream);
+		e = de_nl.cudaMemcpyAsync(n->dbuf, buf, bytes, cudaMemcpyHostToDevice, n->stream);
 		if (e != cudaSuccess)
-			return cuda_fail(f, "cudaMemcpyAsync (host to device)", e);
+			return cuda_fail(n, f, "cudaMemcpyAsync (host to device)", e);
 	}
-	e = de_nl.cudaEventRecord(s_ev_start, s_stream);
+	e = de_nl.cudaEventRecord(n->ev_start, n->stream);
 	if (e != cudaSuccess)
-		return cuda_fail(f, "cudaEventRecord", e);
-	r = de_nl.ncclAllReduce(s_dbuf, s_dbuf, count, nt, ncclSum, s_comm, s_stream);
+		return cuda_fail(n, f, "cudaEventRecord", e);
+	r = de_nl.ncclAllReduce(n->dbuf, n->dbuf, count, nt, ncclSum, n->comm, n->stream);
 	if (r != ncclSuccess && r != ncclInProgress) {
-		nccl_fail(f, "ncclAllReduce", r);
-		comm_abort();
+		nccl_fail(n, f, "ncclAllReduce", r);
+		comm_abort(n);
 		return -1;
 	}
 	/* Nonblocking: nothing more goes on the stream until NCCL has
 	 * enqueued the collective. */
 	if (r == ncclInProgress && wait_allreduce(c, WAIT_COMM, bytes, deadline, f))
 		return -1;
-	e = de_nl.cudaEventRecord(s_ev_stop, s_stream);
+	e = de_nl.cudaEventRecord(n->ev_stop, n->stream);
 	if (e != cudaSuccess)
-		return cuda_fail(f, "cudaEventRecord", e);
+		return cuda_fail(n, f, "cudaEventRecord", e);
 	if (wait_allreduce(c, WAIT_EVENT, bytes, deadline, f))
 		return -1;
-	s_calls++;
-	e = de_nl.cudaEventElapsedTime(&ms, s_ev_start, s_ev_stop);
+	n->calls++;
+	e = de_nl.cudaEventElapsedTime(&ms, n->ev_start, n->ev_stop);
 	if (e != cudaSuccess)
-		return cuda_fail(f, "cudaEventElapsedTime", e);
+		return cuda_fail(n, f, "cudaEventElapsedTime", e);
 	if (bytes > 0) {
 		deadline = c->deadline;
-		e = de_nl.cudaMemcpyAsync(buf, s_dbuf, bytes, cudaMemcpyDeviceToHost, s_stream);
+		e = de_nl.cudaMemcpyAsync(buf, n->dbuf, bytes, cudaMemcpyDeviceToHost, n->stream);
 		if (e != cudaSuccess)
-			return cuda_fail(f, "cudaMemcpyAsync (device to host)", e);
+			return cuda_fail(n, f, "cudaMemcpyAsync (device to host)", e);
 		switch (wait_for(c, WAIT_STREAM, "cudaMemcpyAsync", deadline, f)) {
 		case WAIT_DONE:
 			break;
 		case WAIT_DEADLINE:
-			comm_abort();
+			comm_abort(n);
 			return de_fail_set(f, DE_D_TIMEOUT,
 					   "copying %zu bytes back from cuda:%d did not complete by the end of --timeout=%d s",
-					   bytes, s_dev, c->o.timeout_s);
+					   bytes, n->dev, c->o.timeout_s);
 		case WAIT_FAILED:
 		default:
-			comm_abort();
+			comm_abort(n);
 			return -1;
 		}
 	}
@@ -500,37 +518,37 @@ static int nccl_allreduce(struct de_check *c, void *buf, size_t count,
 
 static void nccl_fini(struct de_check *c)
 {
-	if (s_comm != NULL && s_clean) {
+	struct nccl *n = c->bstate;
+
+	if (n == NULL)
+		return;
+	if (n->comm != NULL && n->clean) {
 		/* Finalize needs every rank; one that is gone must not keep
 		 * this one here: bounded by the teardown's share of the
 		 * budget, then abort. */
 		int64_t deadline = de_budget_by(de_now_ms(), (int64_t)FINI_MAX_S * 1000,
 						c->deadline + DE_BUDGET_VERDICT_MS + DE_BUDGET_TEARDOWN_MS);
 		struct de_fail ignored;
-		ncclResult_t r = de_nl.ncclCommFinalize(s_comm);
+		ncclResult_t r = de_nl.ncclCommFinalize(n->comm);
 
 		memset(&ignored, 0, sizeof(ignored));
 		if ((r == ncclSuccess || r == ncclInProgress) &&
 		    wait_for(c, WAIT_COMM, "ncclCommFinalize", deadline, &ignored) == WAIT_DONE) {
-			(void)de_nl.ncclCommDestroy(s_comm);
-			s_comm = NULL;
+			(void)de_nl.ncclCommDestroy(n->comm);
+			n->comm = NULL;
 		}
 	}
-	comm_abort(); /* whatever is left: an error earlier, or finalize failed */
-	if (s_dbuf != NULL)
-		(void)de_nl.cudaFree(s_dbuf);
-	s_dbuf = NULL;
-	s_dbuf_bytes = 0;
-	if (s_have_events) {
-		(void)de_nl.cudaEventDestroy(s_ev_start);
-		(void)de_nl.cudaEventDestroy(s_ev_stop);
-		s_have_events = 0;
+	comm_abort(n); /* whatever is left: an error earlier, or finalize failed */
+	if (n->dbuf != NULL)
+		(void)de_nl.cudaFree(n->dbuf);
+	if (n->have_events) {
+		(void)de_nl.cudaEventDestroy(n->ev_start);
+		(void)de_nl.cudaEventDestroy(n->ev_stop);
 	}
-	if (s_have_stream)
-		(void)de_nl.cudaStreamDestroy(s_stream);
-	s_have_stream = 0;
-	s_calls = 0;
-	s_clean = 0;
+	if (n->have_stream)
+		(void)de_nl.cudaStreamDestroy(n->stream);
+	free(n);
+	c->bstate = NULL;
 }
 
 const struct de_backend_ops de_nccl_backend = {

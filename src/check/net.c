@@ -160,6 +160,23 @@ int de_listen_probe(const struct de_addr *a, uint16_t *port, struct de_err *err)
 	return fd;
 }
 
+int de_accept(int lfd, struct de_addr *from)
+{
+	struct de_addr any;
+	int fd;
+
+	if (from == NULL)
+		from = &any;
+	/* A signal, or a caller that reset before we took it: the next one
+	 * in the queue is as good. */
+	do {
+		from->len = sizeof(from->ss);
+		fd = accept4(lfd, (struct sockaddr *)&from->ss, &from->len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+	} while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
+	return fd;
+}
+
 enum de_conn de_connect(const struct de_addr *a, int64_t deadline, int *fdp,
 			int *err_no)
 {

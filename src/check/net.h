@@ -36,6 +36,12 @@ int de_listen(struct de_addr *a, int backlog, struct de_err *err);
  * socket), so nothing is accepted, per probe, on either side. */
 int de_listen_probe(const struct de_addr *a, uint16_t *port, struct de_err *err);
 
+/* The next connection waiting on the nonblocking listener lfd, itself
+ * nonblocking and close-on-exec, its peer in *from (from may be NULL);
+ * -1 when none is waiting or accept failed: the event loops (rank 0's
+ * server, the data port) try again on the next event. */
+int de_accept(int lfd, struct de_addr *from);
+
 enum de_conn {
 	DE_CONN_OK,
 	DE_CONN_REFUSED,  /* RST: nothing listening, or a REJECT rule */

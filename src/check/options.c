@@ -288,13 +288,8 @@ int de_parse_opts(struct de_check *c, int argc, char **argv,
 
 		switch (ch) {
 		case OPT_BACKEND:
-			if (strcmp(optarg, "auto") == 0)
-				c->o.backend = DE_BACKEND_AUTO;
-			else if (strcmp(optarg, "socket") == 0)
-				c->o.backend = DE_BACKEND_SOCKET;
-			else if (strcmp(optarg, "nccl") == 0)
-				c->o.backend = DE_BACKEND_NCCL;
-			else
+			/* "off" is the launchers' word for running no check. */
+			if (de_backend_parse(optarg, &c->o.backend) || c->o.backend == DE_BACKEND_OFF)
 				return de_errf(err, "--backend \"%s\": expected auto, socket or nccl", optarg);
 			break;
 		case OPT_TIMEOUT:

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "pairs.h"
 #include "pairs_report.h"
 #include "parse.h"
@@ -198,17 +199,6 @@ void de_pairs_report(const struct de_check *c)
 
 /* ------------------------------------------------------------ files */
 
-static void json_str(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', fp);
-		fputc((unsigned char)*s < 0x20 ? ' ' : *s, fp);
-	}
-	fputc('"', fp);
-}
-
 static const char *kind_name(enum de_finding_kind k)
 {
 	static const char *const n[] = { "failing-node", "failing-link", "slow-node", "slow-link" };
@@ -303,37 +293,37 @@ static int fill_json(const struct de_check *c, FILE *fp)
 	fprintf(fp, "{\n  \"nodes\": [");
 	for (x = 0; x < s->n; x++) {
 		fputs(x ? ", " : "", fp);
-		json_str(fp, name(c, x));
+		de_json_put(fp, name(c, x));
 	}
 	fprintf(fp, "],\n  \"rounds\": %u,\n  \"retest_rounds\": %u,\n  \"pair_bytes\": %zu,\n"
 		    "  \"threshold\": %g,\n  \"median_gbps\": %.6g,\n  \"median_rtt_us\": %.6g,\n"
 		    "  \"seconds\": %.3f,\n  \"nccl\": {\"skipped\": ",
 		s->rounds, s->rt_rounds, c->o.pair_bytes, c->o.pair_threshold, s->v.median_bw / 1e9,
 		s->v.median_rtt_us, s->sweep_ms / 1000.0);
-	json_str(fp, s->nccl_skip);
+	de_json_put(fp, s->nccl_skip);
 	fprintf(fp, "},\n  \"probe\": ");
-	json_str(fp, s->probe);
+	de_json_put(fp, s->probe);
 	fprintf(fp, ",\n  \"pairs\": [\n");
 	for (i = 0; i < np; i++) {
 		const struct de_pair_result *p = &s->res[i];
 
 		fprintf(fp, "    {\"a\": ");
-		json_str(fp, name(c, p->a));
+		de_json_put(fp, name(c, p->a));
 		fprintf(fp, ", \"b\": ");
-		json_str(fp, name(c, p->b));
+		de_json_put(fp, name(c, p->b));
 		fprintf(fp, ", \"status\": \"%s\", \"diagnosis\": \"%s\", \"gbps_ab\": %.6g, \"gbps_ba\": %.6g, "
 			    "\"rtt_us\": %.6g, \"why\": ",
 			failed(p) ? "fail" : "ok", failed(p) ? de_diag_name(diag_of(p)) : "ok",
 			p->bw_ab / 1e9, p->bw_ba / 1e9, p->rtt_us);
-		json_str(fp, p->measured ? p->why : "no report");
+		de_json_put(fp, p->measured ? p->why : "no report");
 		fprintf(fp, "}%s\n", i + 1 < np ? "," : "");
 	}
 	fprintf(fp, "  ],\n  \"retests\": [");
 	for (i = 0; i < s->njobs; i++) {
 		fprintf(fp, "%s{\"node\": ", i ? ", " : "");
-		json_str(fp, name(c, s->rt[i].node));
+		de_json_put(fp, name(c, s->rt[i].node));
 		fprintf(fp, ", \"with\": ");
-		json_str(fp, name(c, s->rt[i].with));
+		de_json_put(fp, name(c, s->rt[i].with));
 		fprintf(fp, ", \"kind\": \"%s\", \"status\": \"%s\", \"gbps\": %.6g}",
 			s->jobs[i].remeasure ? "slow-pair-again" : "node-retest",
 			!s->rt[i].done ? "not-run" : s->rt[i].diag == DE_OK ? "ok" : de_diag_name(s->rt[i].diag),
@@ -348,12 +338,12 @@ static int fill_json(const struct de_check *c, FILE *fp)
 			pair ? "pair" : "node");
 		if (pair) {
 			fputc('[', fp);
-			json_str(fp, name(c, f->a));
+			de_json_put(fp, name(c, f->a));
 			fputs(", ", fp);
-			json_str(fp, name(c, f->b));
+			de_json_put(fp, name(c, f->b));
 			fputc(']', fp);
 		} else {
-			json_str(fp, name(c, f->a));
+			de_json_put(fp, name(c, f->a));
 		}
 		if (f->kind == DE_FIND_NODE_FAIL || f->kind == DE_FIND_LINK_FAIL)
 			fprintf(fp, ", \"diagnosis\": \"%s\"", de_diag_name(f->diag));

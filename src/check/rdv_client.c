@@ -16,6 +16,7 @@
 #include "budget.h"
 #include "check.h"
 #include "rendezvous.h"
+#include "socket.h"
 #include "world.h"
 
 
@@ -273,10 +274,7 @@ int de_rdv_join(struct de_check *c, struct de_fail *f)
 		if (rc)
 			return -1;
 		/* The acceptor answers callers only once the key is ours. */
-		pthread_mutex_lock(&c->ring.mu);
-		c->ring.key_ready = 1;
-		pthread_cond_broadcast(&c->ring.cv);
-		pthread_mutex_unlock(&c->ring.mu);
+		de_acceptor_key_ready(c);
 	}
 	if (c->peers.world != c->id.world)
 		return de_fail_set(f, DE_D_WORLD_MISMATCH, "rank 0's world has %u ranks, ours %u",

@@ -173,9 +173,7 @@ static void on_accept(struct rdv_server *s)
 	struct epoll_event ev;
 	int fd;
 
-	a.len = sizeof(a.ss);
-	fd = accept4(s->lfd, (struct sockaddr *)&a.ss, &a.len,
-		     SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = de_accept(s->lfd, &a);
 	if (fd < 0)
 		return;
 	if (s->npending >= s->max_pending) {

@@ -162,8 +162,8 @@ static int disagrees_with_rank0(struct rdv_server *s, uint32_t r)
 	if (o->backend != mine->backend) {
 		rdv_abort(s, DE_D_BACKEND_MISMATCH, r,
 			  "rank %u on %s runs the %s backend, rank 0 on %s the %s backend",
-			  r, o->host, o->backend == DE_BACKEND_NCCL ? "nccl" : "socket",
-			  mine->host, mine->backend == DE_BACKEND_NCCL ? "nccl" : "socket");
+			  r, o->host, de_backend_name(o->backend), mine->host,
+			  de_backend_name(mine->backend));
 		return 1;
 	}
 	if (strcmp(o->params, mine->params) != 0) {

@@ -16,20 +16,8 @@
 #include "auth.h"
 #include "backend.h"
 #include "hostlist.h"
+#include "json.h"
 #include "report.h"
-
-/* s as the inside of a JSON string (quotes, backslashes, controls). */
-static void json_str(const char *s, char *out, size_t len)
-{
-	size_t j = 0;
-
-	for (; *s && j + 2 < len; s++) {
-		if (*s == '"' || *s == '\\')
-			out[j++] = '\\';
-		out[j++] = (char)((unsigned char)*s < 0x20 ? ' ' : *s);
-	}
-	out[j] = '\0';
-}
 
 static const char *backend_name(const struct de_check *c)
 {
@@ -48,7 +36,7 @@ void de_report_fail(const struct de_check *c, const struct de_fail *f)
 			snprintf(rank, sizeof(rank), "%u", c->id.rank);
 		if (c->id.world != 0)
 			snprintf(world, sizeof(world), "%u", c->id.world);
-		json_str(f->msg, msg, sizeof(msg));
+		de_json_escape(f->msg, msg, sizeof(msg));
 		printf("{\"rank\":%s,\"world\":%s,\"node\":\"%s\",\"ok\":false,"
 		       "\"diagnosis\":\"%s\",\"message\":\"%s\",\"hint\":\"%s\"}\n",
 		       rank, world, c->id.host, de_diag_name(f->diag), msg,
@@ -270,7 +258,7 @@ int de_report_summary(const struct de_check *c, const char *path, const struct d
 		return de_errf(err, "--json-summary %s: cannot write %s: %s", path, tmp, strerror(errno));
 	if (c->peers.world > 0)
 		node_hostlist(c, hl, sizeof(hl), &lo, &hi);
-	json_str(ok ? "" : f->msg, msg, sizeof(msg));
+	de_json_escape(ok ? "" : f->msg, msg, sizeof(msg));
 	fprintf(fp, "{\"ok\":%s,\"diagnosis\":%s%s%s,\"message\":\"%s\",\"hint\":\"%s\","
 		"\"ranks\":%u,\"nodes\":%u,\"node_list\":\"%s\",\"ranks_per_node\":[%u,%u],\"mode\":\"%s\",\"backend\":\"%s\","
 		"\"dtype\":\"%s\",\"count\":%zu,\"rendezvous_ms\":%.0f,\"probe_ms\":%.0f,"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The data plane over TCP: an acceptor thread for inbound connections,
- * and the pipelined ring allreduce
+/* The data plane over TCP: the framing of data connections, and the
+ * socket backend, a pipelined ring allreduce
  * (reduce-scatter then allgather, ring.c's schedule). Every wait is
  * bounded, and the rendezvous connection is watched throughout so a
  * failure anywhere stops every rank with rank 0's diagnosis. */
@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -38,24 +37,17 @@
  * sched_yield (a system call): 10-20% lower latency for small messages. */
 #define SPIN_PURE_US 20
 
+/* The socket backend's state (c->bstate): its two neighbours. */
+struct ring {
+	int left_fd;          /* from rank-1, handed over by the acceptor */
+	int right_fd;         /* to rank+1 */
+	int own_cpu;          /* a CPU per local rank: spin without yielding at first */
+	uint8_t *tmp;         /* the reduce-scatter's receive buffer, one for every allreduce */
+};
+
 static const char *host_of(const struct de_check *c, uint32_t r)
 {
 	return c->peers.peer != NULL ? c->peers.peer[r].host : "?";
-}
-
-/* Waits on c->ring.cv (c->ring.mu held) for at most ms < 1000 milliseconds: the
- * callers loop on their condition and their own deadline. */
-static void cv_wait_ms(struct de_check *c, long ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += ms * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_cond_timedwait(&c->ring.cv, &c->ring.mu, &ts);
 }
 
 int de_send_data(const struct de_check *c, int fd, uint8_t purpose,
@@ -155,18 +147,24 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 	int64_t deadline = c->deadline;
 	struct de_addr a;
 	struct de_err e = { "" };
+	struct ring *rg;
 	enum de_conn rc;
 	int err_no, fd;
 
 	if (c->id.world == 1)
 		return 0;
+	rg = calloc(1, sizeof(*rg));
+	if (rg == NULL)
+		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
+	rg->left_fd = rg->right_fd = -1;
+	c->bstate = rg;
 	{
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-		c->ring.own_cpu = cpus > 0 && c->id.local_world <= (unsigned long)cpus;
+		rg->own_cpu = cpus > 0 && c->id.local_world <= (unsigned long)cpus;
 	}
-	c->ring.tmp = malloc(CHUNK);
-	if (c->ring.tmp == NULL)
+	rg->tmp = malloc(CHUNK);
+	if (rg->tmp == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	p = &c->peers.peer[right];
 	if (de_resolve(p->addr, p->port, &a, &e))
@@ -191,12 +189,8 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 	}
 	de_sock_tune(fd);
 	de_set_nonblock(fd, 1);
-	c->ring.right_fd = fd;
-	pthread_mutex_lock(&c->ring.mu);
-	while (c->ring.left_fd < 0 && de_now_ms() < deadline)
-		cv_wait_ms(c, 100);
-	fd = c->ring.left_fd;
-	pthread_mutex_unlock(&c->ring.mu);
+	rg->right_fd = fd;
+	fd = rg->left_fd = de_acceptor_take_left(c, deadline);
 	if (fd < 0)
 		return de_fail_set(f, DE_D_PEER_TIMEOUT,
 				   "rank %u on %s never connected to our data port (%s:%u) by the end of --timeout=%d s",
@@ -209,13 +203,17 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 
 static void ring_close(struct de_check *c)
 {
-	if (c->ring.right_fd >= 0)
-		close(c->ring.right_fd);
-	if (c->ring.left_fd >= 0)
-		close(c->ring.left_fd);
-	c->ring.right_fd = c->ring.left_fd = -1;
-	free(c->ring.tmp);
-	c->ring.tmp = NULL;
+	struct ring *rg = c->bstate;
+
+	if (rg == NULL)
+		return;
+	if (rg->right_fd >= 0)
+		close(rg->right_fd);
+	if (rg->left_fd >= 0)
+		close(rg->left_fd);
+	free(rg->tmp);
+	free(rg);
+	c->bstate = NULL;
 }
 
 /* A ring stream (ring.h): a sequence of steps, each sending one span to
@@ -239,7 +237,7 @@ struct step {
 struct stream {
 	const struct step *step;
 	uint32_t steps;
-	uint8_t *tmp;       /* CHUNK bytes (c->ring.tmp), for reduce steps */
+	uint8_t *tmp;       /* CHUNK bytes (struct ring's), for reduce steps */
 	enum de_dtype t;
 };
 
@@ -264,6 +262,7 @@ static int ran_out(const struct de_check *c, size_t got, size_t rtotal, size_t s
 
 static int ring_stream(struct de_check *c, const struct stream *s, struct de_fail *f)
 {
+	const struct ring *rg = c->bstate;
 	size_t esz = de_dtype_size(s->t), soff = 0, roff = 0, fill = 0;
 	size_t stotal = 0, rtotal = 0, sent = 0, got = 0;
 	uint32_t si = 0, ri = 0, i;
@@ -305,7 +304,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			break;
 		if (si < s->steps && ready > soff) {
 			size_t want = ready - soff > CHUNK ? CHUNK : ready - soff;
-			ssize_t k = send(c->ring.right_fd, out->p + soff, want,
+			ssize_t k = send(rg->right_fd, out->p + soff, want,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
 
 			if (k > 0) {
@@ -326,7 +325,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 
 			if (reduce && want > CHUNK - fill)
 				want = CHUNK - fill;
-			k = recv(c->ring.left_fd, reduce ? s->tmp + fill : in->p + roff, want, MSG_DONTWAIT);
+			k = recv(rg->left_fd, reduce ? s->tmp + fill : in->p + roff, want, MSG_DONTWAIT);
 			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
 				return de_fail_set(f, DE_D_PEER_LOST,
 						   "rank %u on %s lost mid-collective (%s after %zu of %zu bytes)",
@@ -364,15 +363,15 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			if (spin_since == 0)
 				spin_since = now;
 			if (now - spin_since < SPIN_US) {
-				if (!c->ring.own_cpu || now - spin_since >= SPIN_PURE_US)
+				if (!rg->own_cpu || now - spin_since >= SPIN_PURE_US)
 					sched_yield();
 				continue;
 			}
 		}
 		spin_since = 0;
-		p[0].fd = si < s->steps && ready > soff ? c->ring.right_fd : -1;
+		p[0].fd = si < s->steps && ready > soff ? rg->right_fd : -1;
 		p[0].events = POLLOUT;
-		p[1].fd = ri < s->steps ? c->ring.left_fd : -1;
+		p[1].fd = ri < s->steps ? rg->left_fd : -1;
 		p[1].events = POLLIN;
 		p[2].fd = c->net.rdv_fd;
 		p[2].events = POLLIN;
@@ -438,6 +437,7 @@ static int small_allreduce(struct de_check *c, uint8_t *buf, size_t count,
 static int ring_allreduce(struct de_check *c, void *buf, size_t count,
 			  enum de_dtype t, struct de_fail *f)
 {
+	const struct ring *rg = c->bstate;
 	uint32_t n = c->id.world, r = c->id.rank, per = de_ring_stream_steps(n), i;
 	size_t esz = de_dtype_size(t), slices, k;
 	uint8_t *b = buf;
@@ -453,7 +453,7 @@ static int ring_allreduce(struct de_check *c, void *buf, size_t count,
 	if (slices > UINT32_MAX / per)
 		return de_fail_set(f, DE_D_INTERNAL, "%zu elements: too many ring steps", count);
 	s.steps = (uint32_t)slices * per;
-	s.tmp = c->ring.tmp;
+	s.tmp = rg->tmp;
 	step = calloc(s.steps, sizeof(*step));
 	if (step == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");

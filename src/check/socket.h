@@ -20,6 +20,11 @@
 /* acceptor.c */
 int de_acceptor_start(struct de_check *c, struct de_fail *f);
 void de_acceptor_stop(struct de_check *c);
+/* The session key is in c->auth: callers waiting for it are answered. */
+void de_acceptor_key_ready(struct de_check *c);
+/* The ring connection our left neighbour made, once it is here (by
+ * deadline): the fd, now the caller's to close, or -1. */
+int de_acceptor_take_left(struct de_check *c, int64_t deadline);
 /* probe.c. Phase 0: every node reaches the others' data ports; rep is
  * this rank's report: which failed, in words ("host (addr:port) how,
  * ...") and as a record (DE_REC_UNREACHED: their ranks). */

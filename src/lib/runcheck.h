@@ -7,6 +7,7 @@
 #ifndef DISTENV_RUNCHECK_H
 #define DISTENV_RUNCHECK_H
 
+#include "backend_id.h"
 #include "err.h"
 
 struct de_run_check {
@@ -15,7 +16,7 @@ struct de_run_check {
 	const char *path;       /* the distenv-check binary */
 	const char *path_hint;  /* where path comes from, shown when it
 				 * cannot be run, e.g. "plugstack.conf check_path=" */
-	int backend;            /* DE_CHECK_* */
+	enum de_backend backend; /* --backend=; never DE_BACKEND_OFF */
 	const char *opts;       /* DISTENV_CHECK_OPTS, or NULL */
 	char *const *envp;      /* the check's environment: the task's, final */
 	const char *child_prefix; /* starts the line the child writes to

@@ -9,7 +9,7 @@
 #include "parse.h"
 #include "port.h"
 
-int de_check_argv(struct de_check_argv *a, const char *path, int check,
+int de_check_argv(struct de_check_argv *a, const char *path, enum de_backend check,
 		  const char *opts, struct de_err *err)
 {
 	size_t argc = 0, len = opts != NULL ? strlen(opts) : 0;
@@ -19,7 +19,7 @@ int de_check_argv(struct de_check_argv *a, const char *path, int check,
 		return de_errf(err, "DISTENV_CHECK_OPTS is %zu characters long: expected at most %zu",
 			       len, sizeof(a->store) - 1);
 	memcpy(a->store, opts != NULL ? opts : "", len + 1);
-	snprintf(a->backend, sizeof(a->backend), "--backend=%s", de_check_name(check));
+	snprintf(a->backend, sizeof(a->backend), "--backend=%s", de_backend_name(check));
 	a->argv[argc++] = (char *)path;
 	a->argv[argc++] = a->backend;
 	for (tok = strtok_r(a->store, " \t\n", &save); tok != NULL;
@@ -40,40 +40,20 @@ void de_config_init(struct de_config *c)
 	c->port_min = DE_PORT_MIN_DEFAULT;
 	c->port_max = DE_PORT_MAX_DEFAULT;
 	c->port = 0;
-	c->check = DE_CHECK_OFF;
+	c->check = DE_BACKEND_OFF;
 	snprintf(c->check_path, sizeof(c->check_path), "%s", DE_CHECK_PATH_DEFAULT);
 }
 
 int de_config_parse_check(struct de_config *c, const char *what,
 			  const char *val, struct de_err *err)
 {
-	static const char *const names[] = { "off", "auto", "socket", "nccl" };
-	size_t i;
-
 	if (val == NULL || *val == '\0') {
-		c->check = DE_CHECK_AUTO;
+		c->check = DE_BACKEND_AUTO;
 		return 0;
 	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(val, names[i]) == 0) {
-			c->check = (int)i;
-			return 0;
-		}
+	if (de_backend_parse(val, &c->check) == 0)
+		return 0;
 	return de_errf(err, "%s=%s: expected auto, socket, nccl or off", what, val);
-}
-
-const char *de_check_name(int check)
-{
-	switch (check) {
-	case DE_CHECK_AUTO:
-		return "auto";
-	case DE_CHECK_SOCKET:
-		return "socket";
-	case DE_CHECK_NCCL:
-		return "nccl";
-	default:
-		return "off";
-	}
 }
 
 #define ARGS_EXPECTED "default=on|off, port_min=N, port_max=N, force=0|1, check=off|auto|socket|nccl, check_path=PATH"

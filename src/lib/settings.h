@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "backend_id.h"
 #include "err.h"
 
 struct de_config {
@@ -14,16 +15,13 @@ struct de_config {
 	uint16_t port_min; /* port_min= */
 	uint16_t port_max; /* port_max= */
 	uint16_t port;     /* --dist-port=N, 0 when not given */
-	int check;         /* check= / --dist-check: DE_CHECK_* */
+	enum de_backend check; /* check= / --dist-check: DE_BACKEND_OFF when none */
 	char check_path[256]; /* check_path=: the distenv-check binary */
 };
-
-enum { DE_CHECK_OFF, DE_CHECK_AUTO, DE_CHECK_SOCKET, DE_CHECK_NCCL };
 
 /* --dist-check=auto|socket|nccl|off (no value: auto). */
 int de_config_parse_check(struct de_config *c, const char *what,
 			  const char *val, struct de_err *err);
-const char *de_check_name(int check);
 
 /* The distenv-check command line both launchers (the plugin's
  * --dist-check, distenv-exec --check) run: path, --backend=NAME, then the
@@ -38,7 +36,7 @@ struct de_check_argv {
 	char backend[32];
 	char *argv[DE_CHECK_ARGV_MAX];
 };
-int de_check_argv(struct de_check_argv *a, const char *path, int check,
+int de_check_argv(struct de_check_argv *a, const char *path, enum de_backend check,
 		  const char *opts, struct de_err *err);
 
 void de_config_init(struct de_config *c);

@@ -111,6 +111,12 @@ tap_like "$out" "^rc=0
 out=$(chk DISTENV_INSECURE=0 DISTENV_SECRET=)
 tap_like "$out" '^rc=2
 .*FAIL environment: DISTENV_SECRET is empty: expected a secret' "DISTENV_SECRET empty: exit 2, named"
+printf 'short\n' >"$tmp/short-secret"
+chmod 600 "$tmp/short-secret"
+out=$(chk -DISTENV_SECRET DISTENV_SECRET_FILE="$tmp/short-secret")
+tap_like "$out" '^rc=2
+.*FAIL usage: the secret in DISTENV_SECRET_FILE is 5 bytes long: expected at least 16' \
+	"DISTENV_SECRET_FILE with a 5-byte secret: refused, its length named (it once read 0)"
 
 # The hint: srun advice only when variables are missing.
 out=$(chk MASTER_PORT=70000)

@@ -44,8 +44,7 @@ static void check_config(const struct de_config *c)
 {
 	CHECK(c->enabled == 0 || c->enabled == 1, "enabled=%d", c->enabled);
 	CHECK(c->force == 0 || c->force == 1, "force=%d", c->force);
-	CHECK(c->check >= DE_CHECK_OFF && c->check <= DE_CHECK_NCCL, "check=%d",
-	      c->check);
+	CHECK((unsigned)c->check < DE_BACKEND_COUNT, "check=%d", (int)c->check);
 	CHECK(strnlen(c->check_path, sizeof(c->check_path)) < sizeof(c->check_path),
 	      "check_path unterminated");
 	CHECK(c->check_path[0] == '/', "check_path \"%s\" is not absolute",
@@ -120,8 +119,8 @@ static void plugstack(int argc, char **argv, uint32_t job, uint32_t step)
 		CHECK(c.enabled == (strcasecmp(v, "on") == 0), "default=%s gave %d",
 		      v, c.enabled);
 	if ((v = value_of(argc, argv, "check")) != NULL)
-		CHECK(strcmp(de_check_name(c.check), *v ? v : "auto") == 0,
-		      "check=%s gave %s", v, de_check_name(c.check));
+		CHECK(strcmp(de_backend_name(c.check), *v ? v : "auto") == 0,
+		      "check=%s gave %s", v, de_backend_name(c.check));
 	port = de_port_for(job, step, c.port_min, c.port_max);
 	CHECK(port >= c.port_min && port <= c.port_max,
 	      "de_port_for(%u, %u) = %u outside %u-%u", job, step, port,
@@ -142,8 +141,8 @@ static void options(const char *word)
 		check_err(&err);
 	if (de_config_parse_check(&c, "--dist-check", word, &err) == 0) {
 		check_config(&c);
-		CHECK(strcmp(de_check_name(c.check), *word ? word : "auto") == 0,
-		      "--dist-check=%s gave %s", word, de_check_name(c.check));
+		CHECK(strcmp(de_backend_name(c.check), *word ? word : "auto") == 0,
+		      "--dist-check=%s gave %s", word, de_backend_name(c.check));
 	} else {
 		check_err(&err);
 	}

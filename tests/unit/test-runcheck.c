@@ -54,7 +54,7 @@ int main(void)
 	struct de_run_check rc = {
 		.what = "--dist-check",
 		.path_hint = "plugstack.conf check_path=",
-		.backend = DE_CHECK_SOCKET,
+		.backend = DE_BACKEND_SOCKET,
 		.envp = env_y,
 		.child_prefix = "distenv: error: ",
 	};

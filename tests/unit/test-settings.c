@@ -90,7 +90,7 @@ int main(void)
 	{
 		char *const a[] = { "check=socket", "check_path=/opt/x/distenv-check" };
 
-		ok(parse(&c, 2, a, &e) == 0 && c.check == DE_CHECK_SOCKET &&
+		ok(parse(&c, 2, a, &e) == 0 && c.check == DE_BACKEND_SOCKET &&
 		   strcmp(c.check_path, "/opt/x/distenv-check") == 0, "check= and check_path= applied");
 	}
 	{
@@ -106,10 +106,10 @@ int main(void)
 		ok(parse(&c, 1, a, &e) == -1, "relative check_path rejected");
 	}
 	de_config_init(&c);
-	ok(c.check == DE_CHECK_OFF, "check off by default");
-	ok(de_config_parse_check(&c, "--dist-check", NULL, &e) == 0 && c.check == DE_CHECK_AUTO,
+	ok(c.check == DE_BACKEND_OFF, "check off by default");
+	ok(de_config_parse_check(&c, "--dist-check", NULL, &e) == 0 && c.check == DE_BACKEND_AUTO,
 	   "--dist-check alone = auto");
-	ok(de_config_parse_check(&c, "--dist-check", "nccl", &e) == 0 && c.check == DE_CHECK_NCCL,
+	ok(de_config_parse_check(&c, "--dist-check", "nccl", &e) == 0 && c.check == DE_BACKEND_NCCL,
 	   "--dist-check=nccl");
 	de_config_init(&c);
 	ok(de_config_parse_dist_env(&c, "off", &e) == 0 && c.enabled == 0, "--dist-env=off");
@@ -126,29 +126,29 @@ int main(void)
 		char many[400] = "", big[1100];
 		int i;
 
-		ok(de_check_argv(&a, "/usr/bin/distenv-check", DE_CHECK_SOCKET, NULL, &e) == 0 &&
+		ok(de_check_argv(&a, "/usr/bin/distenv-check", DE_BACKEND_SOCKET, NULL, &e) == 0 &&
 		   strcmp(a.argv[0], "/usr/bin/distenv-check") == 0 &&
 		   strcmp(a.argv[1], "--backend=socket") == 0 && a.argv[2] == NULL,
 		   "check argv: path and backend, no DISTENV_CHECK_OPTS");
-		ok(de_check_argv(&a, "/x", DE_CHECK_AUTO, " --timeout=20\t --quiet  ", &e) == 0 &&
+		ok(de_check_argv(&a, "/x", DE_BACKEND_AUTO, " --timeout=20\t --quiet  ", &e) == 0 &&
 		   strcmp(a.argv[1], "--backend=auto") == 0 && strcmp(a.argv[2], "--timeout=20") == 0 &&
 		   strcmp(a.argv[3], "--quiet") == 0 && a.argv[4] == NULL,
 		   "check argv: options split on blanks and tabs, empty words dropped");
-		ok(de_check_argv(&a, "/x", DE_CHECK_NCCL, "", &e) == 0 && a.argv[2] == NULL,
+		ok(de_check_argv(&a, "/x", DE_BACKEND_NCCL, "", &e) == 0 && a.argv[2] == NULL,
 		   "check argv: empty DISTENV_CHECK_OPTS");
 		for (i = 0; i < DE_CHECK_ARGV_MAX - 3; i++)
 			strcat(many, "-q ");
-		ok(de_check_argv(&a, "/x", DE_CHECK_AUTO, many, &e) == 0 &&
+		ok(de_check_argv(&a, "/x", DE_BACKEND_AUTO, many, &e) == 0 &&
 		   a.argv[DE_CHECK_ARGV_MAX - 2] != NULL && a.argv[DE_CHECK_ARGV_MAX - 1] == NULL,
 		   "check argv: the most words that fit");
 		strcat(many, "-q");
-		ok(de_check_argv(&a, "/x", DE_CHECK_AUTO, many, &e) == -1,
+		ok(de_check_argv(&a, "/x", DE_BACKEND_AUTO, many, &e) == -1,
 		   "check argv: one word too many is refused, not cut off");
 		is_str(e.msg, "DISTENV_CHECK_OPTS has more than 37 words: expected at most 37 options",
 		       "check argv: too many words named");
 		memset(big, 'x', sizeof(big) - 1);
 		big[sizeof(big) - 1] = '\0';
-		ok(de_check_argv(&a, "/x", DE_CHECK_AUTO, big, &e) == -1 &&
+		ok(de_check_argv(&a, "/x", DE_BACKEND_AUTO, big, &e) == -1 &&
 		   strstr(e.msg, "DISTENV_CHECK_OPTS is 1099 characters long") != NULL,
 		   "check argv: too long is refused, naming the variable");
 	}
