@@ -114,8 +114,10 @@ uint32_t de_pairs_pack(uint32_t n, struct de_pair_job *jobs, size_t k, uint8_t *
 		jobs[i].round = DE_PAIR_NONE;
 	/* Each round takes every job whose two nodes are still free. */
 	for (r = 0; placed < k; r++) {
+		uint32_t taken = 0;
+
 		memset(busy, 0, n);
-		for (i = 0; i < k; i++) {
+		for (i = 0; i < k && taken < DE_PROTO_MAX_JOBS; i++) {
 			struct de_pair_job *j = &jobs[i];
 
 			if (j->round != DE_PAIR_NONE || busy[j->node] || busy[j->with])
@@ -123,6 +125,7 @@ uint32_t de_pairs_pack(uint32_t n, struct de_pair_job *jobs, size_t k, uint8_t *
 			j->round = r;
 			busy[j->node] = busy[j->with] = 1;
 			placed++;
+			taken++;
 		}
 	}
 	return r;

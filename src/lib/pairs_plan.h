@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "proto.h"
 
 #define DE_PAIR_NONE UINT32_MAX
 
@@ -44,7 +45,8 @@ struct de_pair_job {
 	int remeasure; /* a slow pair measured again (node < with), not a retest */
 };
 /* Packs jobs[0..k) into rounds, greedily, each node at most once per
- * round: sets each job's round, returns the number of rounds. */
+ * round and at most DE_PROTO_MAX_JOBS jobs a round (what one GO
+ * announces): sets each job's round, returns the number of rounds. */
 uint32_t de_pairs_pack(uint32_t n, struct de_pair_job *jobs, size_t k, uint8_t *busy);
 int de_pairs_retest_plan(uint32_t n, const uint8_t *suspect, const uint32_t *fails,
 			 struct de_pair_job *jobs, size_t *njobs, uint32_t *rounds,

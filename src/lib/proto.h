@@ -103,9 +103,11 @@ enum de_rec {
 	DE_REC_PAIR = 2,      /* REPORT of a sweep round: the pair this node measured */
 	DE_REC_ROUND = 3,     /* GO of the sweep: what comes next */
 };
-/* One record's lists, at most (a round pairs each node once). */
-#define DE_PROTO_MAX_UNREACHED 1024u
-#define DE_PROTO_MAX_JOBS 512u
+/* One record's lists, at most: rank 0 keeps each rank's last report, so
+ * these are bytes per rank there. The probe's words name fewer nodes than
+ * its list; a retest round takes no more jobs (de_pairs_pack). */
+#define DE_PROTO_MAX_UNREACHED 256u
+#define DE_PROTO_MAX_JOBS 256u
 
 struct de_pair_rec { /* why it failed, if it did: the text */
 	uint32_t a, b;       /* nodes (indices in the peer table's host order): a called b */

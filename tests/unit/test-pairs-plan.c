@@ -155,6 +155,24 @@ int main(void)
 		   j[4].round == 2, "pack, greedy in order: 0-1 3-4 | 0-2 | 0-3 1-2 (%u rounds)", r);
 	}
 	{
+		/* 600 disjoint pairs: a round takes at most what one GO carries. */
+		static struct de_pair_job many[600];
+		static uint8_t busy[1200];
+		uint32_t x, r, in0 = 0, in2 = 0;
+
+		for (x = 0; x < 600; x++) {
+			many[x].node = 2 * x;
+			many[x].with = 2 * x + 1;
+		}
+		r = de_pairs_pack(1200, many, 600, busy);
+		for (x = 0; x < 600; x++) {
+			in0 += many[x].round == 0;
+			in2 += many[x].round == 2;
+		}
+		ok(r == 3 && in0 == DE_PROTO_MAX_JOBS && in2 == 600 - 2 * DE_PROTO_MAX_JOBS,
+		   "pack: 600 disjoint pairs in rounds of at most %u (%u rounds)", DE_PROTO_MAX_JOBS, r);
+	}
+	{
 		uint8_t suspect[1] = { 1 };
 		uint32_t fails[1] = { 0 };
 
