@@ -50,9 +50,14 @@ sweep() {
 	# stdout apart too: srun relays stderr on its own, so a progress line
 	# can land inside the matrix when the two are merged. --timeout bounds
 	# the whole sweep: 60 s holds five rounds of about 4 s with a node at
-	# 100 Mbit/s, and the retests.
+	# 100 Mbit/s, and the retests. --pair-threshold=0.25 (THRESH): the
+	# suite's other lanes (root builds, qemu) can halve a pair's rate
+	# here, which the default 0.5 names as a slow link in a case about
+	# something else; the threshold's own cases are unit tests
+	# (test-pairs-verdict). The tbf case keeps the default: its node
+	# measures about 0.01 x the median, and its output is a docs example.
 	cx srun -N"$nodes" --ntasks-per-node=1 --kill-on-bad-exit=0 "$CHECK" --pairs --timeout=60 \
-		--pair-bytes=32M --pairs-out="$tmp/$name" "$@" >"$tmp/$name.stdout" 2>"$tmp/$name.err"
+		--pair-bytes=32M --pair-threshold="${THRESH:-0.25}" --pairs-out="$tmp/$name" "$@" >"$tmp/$name.stdout" 2>"$tmp/$name.err"
 	RC=$?
 	cat "$tmp/$name.stdout" "$tmp/$name.err" >"$tmp/$name.out"
 	TOOK=$((SECONDS - t0))
@@ -179,7 +184,7 @@ fi
 TC_NODE=node3
 nx node3 tc qdisc add dev eth0 root tbf rate 100mbit burst 64kb latency 100ms &&
 	tc qdisc add dev distenv-node3 root tbf rate 100mbit burst 64kb latency 100ms
-sweep tbf "$N"
+THRESH=0.5 sweep tbf "$N"
 undo
 cluster_example pairs-tbf "$(cat "$tmp/tbf.out")"
 v=$(verdicts tbf)
