@@ -168,8 +168,13 @@ submit() {
 	rm -f "$tmp/$name.out"
 	local extra=("${TORCH_ENV[@]}")
 	[ "${LAUNCH:-tasks}" = torchrun ] && extra+=("${TORCHRUN_ENV[@]}")
-	id=$(cx env "${extra[@]}" PYTHON=/usr/bin/python3 DISTENV_CHECK_OPTS="${DISTENV_CHECK_OPTS:---timeout=60}" \
-		sbatch --parsable -o "$tmp/$name.out" "$@" "templates/$t" 2>&1)
+	# Submitted from a scratch folder, as a user would from theirs: what a
+	# template writes beside the job (oci-hpc's rack order) stays out of
+	# the checkout, whose files other lanes read meanwhile (build-deb's key).
+	mkdir -p "$tmp/submit"
+	id=$(cd "$tmp/submit" && cx env "${extra[@]}" PYTHON=/usr/bin/python3 \
+		PROGRAM="${PROGRAM:-$src/scripts/torch-allreduce-check.py}" DISTENV_CHECK_OPTS="${DISTENV_CHECK_OPTS:---timeout=60}" \
+		sbatch --parsable -o "$tmp/$name.out" "$@" "$src/templates/$t" 2>&1)
 	if ! [[ $id =~ ^[0-9]+$ ]]; then
 		OUT="sbatch: $id"
 		return 1
