@@ -251,6 +251,32 @@ static int batch_env(const struct de_layout_in *in, unsigned long job,
 	return 0;
 }
 
+/* The rest of what torchrun gives every worker (torch's elastic agent,
+ * api.py and local_elastic_agent.py), all soft defaults: one role named
+ * "default" over all ranks; the attempt (a requeued batch job's
+ * SLURM_RESTART_COUNT), no restarts by an agent; NCCL's async error
+ * handling on, under the name torch 2.x reads without a warning (torch
+ * 1.13 reads NCCL_ASYNC_ERROR_HANDLING, which 2.x calls deprecated). Never
+ * TORCHELASTIC_USE_AGENT_STORE: no agent hosts a store here. */
+static int torchrun_rest(const struct de_layout_in *in, struct de_torch_env *out,
+			 struct de_err *err)
+{
+	const char *restarts = in->get(in->ctx, "SLURM_RESTART_COUNT");
+	unsigned long n = 0;
+	char buf[32];
+
+	if (restarts != NULL && de_env_ulong("SLURM_RESTART_COUNT", restarts, 0, U32MAX, &n, err))
+		return -1;
+	add(out, "ROLE_RANK", 1, de_torch_env_get(out, "RANK"));
+	add(out, "ROLE_WORLD_SIZE", 1, de_torch_env_get(out, "WORLD_SIZE"));
+	add(out, "ROLE_NAME", 1, "default");
+	snprintf(buf, sizeof(buf), "%lu", n);
+	add(out, "TORCHELASTIC_RESTART_COUNT", 1, buf);
+	add(out, "TORCHELASTIC_MAX_RESTARTS", 1, "0");
+	add(out, "TORCH_NCCL_ASYNC_ERROR_HANDLING", 1, "1");
+	return 0;
+}
+
 int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 		      struct de_err *err)
 {
@@ -391,7 +417,7 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 	 * each other. */
 	if (nlocal > 1)
 		add(out, "OMP_NUM_THREADS", 1, "1");
-	return 0;
+	return torchrun_rest(in, out, err);
 }
 
 /* Does the managed list "A=x;B=y" contain exactly name=value? */

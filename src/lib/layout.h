@@ -23,7 +23,7 @@ typedef const char *(*de_getenv_fn)(void *ctx, const char *name);
  * user set (keep them). */
 #define DE_MANAGED_VAR "DISTENV_MANAGED"
 
-#define DE_ENV_MAX 12
+#define DE_ENV_MAX 20
 #define DE_VALUE_MAX (DE_HOSTLIST_MAX_NAME + 1)
 
 struct de_env_var {

@@ -14,6 +14,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cluster_require --nodes 2 --cpus 4
 
 VARS="RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK GROUP_WORLD_SIZE MASTER_ADDR MASTER_PORT OMP_NUM_THREADS"
+VARS+=" ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS TORCH_NCCL_ASYNC_ERROR_HANDLING"
+VARS+=" TORCHELASTIC_USE_AGENT_STORE TORCHELASTIC_RUN_ID NCCL_ASYNC_ERROR_HANDLING"
 # One line per task: host and the variables, sorted by RANK.
 show='printf "%s" "$(hostname)"; for v in SLURM_PROCID SLURM_LOCALID '"$VARS"'; do printf " %s=%s" "$v" "${!v-unset}"; done; echo'
 tmp=$(mktemp -d)
@@ -47,7 +49,7 @@ tap_is "$(field "$l0" OMP_NUM_THREADS)" "unset" "-N2 -n2: OMP_NUM_THREADS left a
 
 # --- srun -N2 -n4 --ntasks-per-node=2 ------------------------------------------
 out=$(cx srun -N2 -n4 --ntasks-per-node=2 bash -c "$show" 2>&1 | grep -v '^srun: ' | sort -t= -k2 -n) || true
-ranks="" mapping=ok
+ranks="" mapping=ok torchrun=ok
 while read -r line; do
 	[ -n "$line" ] || continue
 	ranks+="$(field "$line" RANK)@${line%% *}/$(field "$line" LOCAL_RANK) "
@@ -57,15 +59,29 @@ while read -r line; do
 	[ "$(field "$line" WORLD_SIZE)" = 4 ] || mapping=bad
 	[ "$(field "$line" OMP_NUM_THREADS)" = 1 ] || mapping=bad
 	[ "$(field "$line" MASTER_ADDR)" = node1 ] || mapping=bad
+	# The rest of torchrun's worker environment (one role, no agent).
+	[ "$(field "$line" ROLE_RANK)/$(field "$line" ROLE_WORLD_SIZE)/$(field "$line" ROLE_NAME)" = \
+		"$(field "$line" RANK)/4/default" ] || torchrun=bad
+	[ "$(field "$line" TORCHELASTIC_RESTART_COUNT)/$(field "$line" TORCHELASTIC_MAX_RESTARTS)" = 0/0 ] || torchrun=bad
+	[ "$(field "$line" TORCH_NCCL_ASYNC_ERROR_HANDLING)" = 1 ] || torchrun=bad
+	[ "$(field "$line" TORCHELASTIC_USE_AGENT_STORE)/$(field "$line" TORCHELASTIC_RUN_ID)/$(field "$line" NCCL_ASYNC_ERROR_HANDLING)" = \
+		unset/unset/unset ] || torchrun=bad
 done <<<"$out"
 tap_is "$ranks" "0@node1/0 1@node1/1 2@node2/0 3@node2/1 " "-N2 -n4 --ntasks-per-node=2: RANK/LOCAL_RANK split across nodes"
 tap_is "$mapping" ok "-N2 -n4: RANK=SLURM_PROCID, LOCAL_RANK=SLURM_LOCALID, sizes 4/2, OMP_NUM_THREADS=1, MASTER_ADDR node1"
+if [[ $torchrun == ok && -n $out ]]; then
+	tap_ok "-N2 -n4: ROLE_RANK=RANK, ROLE_WORLD_SIZE=4, ROLE_NAME=default, TORCHELASTIC_RESTART_COUNT/MAX_RESTARTS 0/0, TORCH_NCCL_ASYNC_ERROR_HANDLING=1; no agent store, run id or deprecated NCCL name"
+else
+	tap_fail "-N2 -n4: torchrun's role, restart and NCCL error-handling variables" "$out"
+fi
 
 # --- a user-set MASTER_PORT is kept; force=1 overrides it ----------------------
 out=$(cx env MASTER_PORT=12345 srun -N2 -n2 printenv MASTER_PORT 2>&1 | grep -v '^srun: ' | sort -u)
 tap_is "$out" "12345" "user's MASTER_PORT kept"
 out=$(cx env OMP_NUM_THREADS=3 srun -N1 -n2 printenv OMP_NUM_THREADS 2>&1 | grep -v '^srun: ' | sort -u)
 tap_is "$out" "3" "user's OMP_NUM_THREADS kept"
+out=$(cx env TORCH_NCCL_ASYNC_ERROR_HANDLING=0 srun -N1 -n2 printenv TORCH_NCCL_ASYNC_ERROR_HANDLING 2>&1 | grep -v '^srun: ' | sort -u)
+tap_is "$out" "0" "user's TORCH_NCCL_ASYNC_ERROR_HANDLING kept"
 cluster_plugstack force=1
 out=$(cx env MASTER_PORT=12345 srun -N2 -n2 printenv MASTER_PORT 2>&1 | grep -v '^srun: ' | sort -u)
 if [[ "$out" =~ ^[0-9]+$ ]] && [ "$out" != 12345 ]; then

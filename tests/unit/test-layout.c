@@ -64,6 +64,55 @@ int main(void)
 		is_str(V("OMP_NUM_THREADS"), "1", "OMP_NUM_THREADS=1 with 2 tasks per node");
 		ok(!out.batch, "not a batch environment");
 	}
+	/* The rest of torchrun's worker environment, for rank 3 of 4. */
+	{
+		const char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=3",
+				      "SLURM_LOCALID=1", "SLURM_NODEID=1",
+				      "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NUM_NODES=2",
+				      "SLURM_STEP_NODELIST=node[1-2]",
+				      "SLURM_STEP_TASKS_PER_NODE=2(x2)", NULL };
+		const char *requeued[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+					   "SLURM_LOCALID=0", "SLURM_NODEID=0",
+					   "SLURM_STEP_NUM_TASKS=1", "SLURM_STEP_NUM_NODES=1",
+					   "SLURM_STEP_NODELIST=node1", "SLURM_STEP_TASKS_PER_NODE=1",
+					   "SLURM_RESTART_COUNT=2", NULL };
+		const char *bad[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+				      "SLURM_LOCALID=0", "SLURM_NODEID=0",
+				      "SLURM_STEP_NUM_TASKS=1", "SLURM_STEP_NUM_NODES=1",
+				      "SLURM_STEP_NODELIST=node1", "SLURM_STEP_TASKS_PER_NODE=1",
+				      "SLURM_RESTART_COUNT=two", NULL };
+		const char *user[] = { "TORCH_NCCL_ASYNC_ERROR_HANDLING=0", "ROLE_NAME=trainer", NULL };
+		size_t i;
+		int soft = 1, nccl_kept = 0, role_kept = 0;
+
+		ok(run(env, -1, -1) == 0, "2x2 step computes: %s", err.msg);
+		is_str(V("ROLE_RANK"), "3", "ROLE_RANK = RANK (one role)");
+		is_str(V("ROLE_WORLD_SIZE"), "4", "ROLE_WORLD_SIZE = WORLD_SIZE");
+		is_str(V("ROLE_NAME"), "default", "ROLE_NAME = default, torchrun's one role");
+		is_str(V("TORCHELASTIC_RESTART_COUNT"), "0", "TORCHELASTIC_RESTART_COUNT = 0 on a first run");
+		is_str(V("TORCHELASTIC_MAX_RESTARTS"), "0", "TORCHELASTIC_MAX_RESTARTS = 0: no agent restarts anything");
+		is_str(V("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1",
+		       "TORCH_NCCL_ASYNC_ERROR_HANDLING = 1: a failed collective tears the communicators down");
+		ok(V("TORCHELASTIC_USE_AGENT_STORE") == NULL && V("TORCHELASTIC_RUN_ID") == NULL &&
+		   V("NCCL_ASYNC_ERROR_HANDLING") == NULL && V("TORCHELASTIC_ERROR_FILE") == NULL,
+		   "no agent store, no run id, not the deprecated NCCL name, no error file");
+		for (i = 0; i < out.n; i++)
+			if (!strncmp(out.var[i].name, "ROLE_", 5) || !strncmp(out.var[i].name, "TORCH", 5))
+				soft &= out.var[i].soft;
+		ok(soft, "... all soft defaults");
+		de_plan_make(&out, arr_get, user, 1, &plan);
+		for (i = 0; i < plan.n; i++) {
+			if (!strcmp(plan.item[i].name, "TORCH_NCCL_ASYNC_ERROR_HANDLING"))
+				nccl_kept = plan.item[i].action == DE_KEEP;
+			if (!strcmp(plan.item[i].name, "ROLE_NAME"))
+				role_kept = plan.item[i].action == DE_KEEP;
+		}
+		ok(nccl_kept && role_kept, "the user's TORCH_NCCL_ASYNC_ERROR_HANDLING and ROLE_NAME kept, even with force=1");
+		ok(run(requeued, -1, -1) == 0, "a requeued job computes: %s", err.msg);
+		is_str(V("TORCHELASTIC_RESTART_COUNT"), "2", "TORCHELASTIC_RESTART_COUNT = SLURM_RESTART_COUNT");
+		ok(run(bad, -1, -1) == -1 && strstr(err.msg, "SLURM_RESTART_COUNT") && strstr(err.msg, "two"),
+		   "SLURM_RESTART_COUNT=two: an error naming it (%s)", err.msg);
+	}
 	/* A step on a subset of the job: the step's nodelist counts. */
 	{
 		const char *env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=3", "SLURM_PROCID=0",
