@@ -9,6 +9,7 @@
 
 #include "frames.h"
 #include "parse.h"
+#include "wire.h"
 
 void frames_sample_hello(struct de_hello *h)
 {
@@ -144,42 +145,17 @@ int frames_data_set(struct de_data_hello *d, const char *key, const char *val, s
 	return 0;
 }
 
-static void put_be(struct de_buf *b, uint64_t v, int bytes)
-{
-	uint8_t x[8];
-	int i;
-
-	for (i = 0; i < bytes; i++)
-		x[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-	if (b->len + (size_t)bytes > b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 256;
-		uint8_t *p;
-
-		while (cap < b->len + (size_t)bytes)
-			cap *= 2;
-		p = realloc(b->data, cap);
-		if (p == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, x, (size_t)bytes);
-	b->len += (size_t)bytes;
-}
-
 void frames_header(struct de_buf *b, uint16_t version, uint16_t type, uint32_t len)
 {
-	put_be(b, DE_PROTO_MAGIC, 4);
-	put_be(b, version, 2);
-	put_be(b, type, 2);
-	put_be(b, len, 4);
+	de_w_put_u32(b, DE_PROTO_MAGIC);
+	de_w_put_u16(b, version);
+	de_w_put_u16(b, type);
+	de_w_put_u32(b, len);
 }
 
 int frames_raw(struct de_buf *b, uint16_t type, const char *hex, struct de_err *err)
 {
-	size_t n = strlen(hex) / 2, i;
+	size_t n = strlen(hex) / 2;
 	uint8_t *p;
 
 	if (strlen(hex) % 2)
@@ -192,8 +168,7 @@ int frames_raw(struct de_buf *b, uint16_t type, const char *hex, struct de_err *
 		return -1;
 	}
 	frames_header(b, DE_PROTO_VERSION, type, (uint32_t)n);
-	for (i = 0; i < n; i++)
-		put_be(b, p[i], 1);
+	de_w_put(b, p, n);
 	free(p);
 	return b->oom ? de_errf(err, "out of memory") : 0;
 }
