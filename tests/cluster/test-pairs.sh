@@ -150,11 +150,14 @@ j = json.load(open(sys.argv[1] + "/pairs.json"))
 ps = j["pairs"]
 keys = {frozenset((p["a"], p["b"])) for p in ps}
 ok = len(ps) == 15 == len(keys) and all(p["gbps_ab"] > 0 and p["gbps_ba"] > 0 and p["rtt_us"] > 0 for p in ps)
-print("ok" if ok and j["rounds"] == 5 and j["retest_rounds"] == 0 else "bad: %s" % j)
+# A pair that measured slow once is measured again (a busy moment on this
+# 2-core machine does that); a node retest would mean a failure.
+again = all(r["kind"] == "slow-pair-again" for r in j["retests"])
+print("ok" if ok and j["rounds"] == 5 and again and not j["findings"] else "bad: %s" % j)
 EOF
 )
 if [[ $out == ok ]] && [[ $(grep -c 'rank 0: pairs round [0-9]/5: 3 pairs, 0 failed' "$tmp/healthy.out") == 5 ]]; then
-	tap_ok "healthy: every pair measured exactly once per direction (bandwidth both ways, latency), 3 pairs per round"
+	tap_ok "healthy: every pair measured exactly once per direction in the tournament (bandwidth both ways, latency), 3 pairs per round, no node retest, nothing found"
 else
 	tap_fail "healthy: pairs once per direction" "$out" "$(cat "$tmp/healthy.out")"
 fi
