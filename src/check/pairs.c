@@ -138,26 +138,20 @@ static void *serve_main(void *arg)
 
 	if (buf != NULL && de_move_all(s->fd, cmd, sizeof(cmd), 0, de_now_ms() + PAIR_CONNECT_MS, &m) == 0) {
 		struct de_pair_cmd k;
-		uint32_t op, bound;
-		uint64_t len;
 
 		de_dec_pair_cmd(cmd, &k);
-		op = k.op;
-		bound = k.bound_ms;
-		len = k.len;
-
 		/* Authenticated, but bounded all the same. */
-		if (bound > PAIR_TIME_MS)
-			bound = PAIR_TIME_MS;
+		if (k.bound_ms > PAIR_TIME_MS)
+			k.bound_ms = PAIR_TIME_MS;
 		de_sock_tune(s->fd);
-		if (op == DE_PAIR_OP_PING) {
+		if (k.op == DE_PAIR_OP_PING) {
 			while (de_move_all(s->fd, cmd, sizeof(cmd), 0, s->deadline, &m) == 0 &&
 			       de_move_all(s->fd, cmd, sizeof(cmd), 1, s->deadline, &m) == 0)
 				;
-		} else if (op == DE_PAIR_OP_SINK && len <= (4ull << 30)) {
-			serve_sink(s->fd, buf, len, bound);
-		} else if (op == DE_PAIR_OP_SOURCE && len <= (4ull << 30)) {
-			serve_source(s->fd, buf, len, bound);
+		} else if (k.op == DE_PAIR_OP_SINK && k.len <= (4ull << 30)) {
+			serve_sink(s->fd, buf, k.len, k.bound_ms);
+		} else if (k.op == DE_PAIR_OP_SOURCE && k.len <= (4ull << 30)) {
+			serve_source(s->fd, buf, k.len, k.bound_ms);
 		}
 	}
 	free(buf);

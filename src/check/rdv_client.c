@@ -9,16 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include "auth.h"
-#include "backend.h"
 #include "budget.h"
 #include "check.h"
 #include "rdv_client.h"
 #include "rendezvous.h"
-#include "socket.h"
-#include "world.h"
 
 
 /* Rank 0's rendezvous connection ended: one line however it ended (EOF,

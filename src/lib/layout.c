@@ -21,13 +21,13 @@ static int add(struct de_torch_env *env, const char *name, int soft,
 	return 0;
 }
 
-static void add_ul(struct de_torch_env *env, const char *name,
+static void add_ul(struct de_torch_env *env, const char *name, int soft,
 		   unsigned long val)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%lu", val);
-	add(env, name, 0, buf);
+	add(env, name, soft, buf);
 }
 
 const char *de_torch_env_get(const struct de_torch_env *env, const char *name)
@@ -247,7 +247,7 @@ static int batch_env(const struct de_layout_in *in, unsigned long job,
 	}
 	out->batch = 1;
 	add(out, "MASTER_ADDR", 0, host);
-	add_ul(out, "MASTER_PORT", port_for(in, job, step));
+	add_ul(out, "MASTER_PORT", 0, port_for(in, job, step));
 	return 0;
 }
 
@@ -258,20 +258,18 @@ static int batch_env(const struct de_layout_in *in, unsigned long job,
  * handling on, under the name torch 2.x reads without a warning (torch
  * 1.13 reads NCCL_ASYNC_ERROR_HANDLING, which 2.x calls deprecated). Never
  * TORCHELASTIC_USE_AGENT_STORE: no agent hosts a store here. */
-static int torchrun_rest(const struct de_layout_in *in, struct de_torch_env *out,
-			 struct de_err *err)
+static int torchrun_rest(const struct de_layout_in *in, unsigned long rank,
+			 unsigned long world, struct de_torch_env *out, struct de_err *err)
 {
 	const char *restarts = in->get(in->ctx, "SLURM_RESTART_COUNT");
 	unsigned long n = 0;
-	char buf[32];
 
 	if (restarts != NULL && de_env_ulong("SLURM_RESTART_COUNT", restarts, 0, U32MAX, &n, err))
 		return -1;
-	add(out, "ROLE_RANK", 1, de_torch_env_get(out, "RANK"));
-	add(out, "ROLE_WORLD_SIZE", 1, de_torch_env_get(out, "WORLD_SIZE"));
+	add_ul(out, "ROLE_RANK", 1, rank);
+	add_ul(out, "ROLE_WORLD_SIZE", 1, world);
 	add(out, "ROLE_NAME", 1, "default");
-	snprintf(buf, sizeof(buf), "%lu", n);
-	add(out, "TORCHELASTIC_RESTART_COUNT", 1, buf);
+	add_ul(out, "TORCHELASTIC_RESTART_COUNT", 1, n);
 	add(out, "TORCHELASTIC_MAX_RESTARTS", 1, "0");
 	add(out, "TORCH_NCCL_ASYNC_ERROR_HANDLING", 1, "1");
 	return 0;
@@ -394,10 +392,10 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 		return de_errf(err, "task 0's host %s (from %s) is not in SLURM_STEP_NODELIST=\"%s\"",
 			       master, from, nodelist);
 
-	add_ul(out, "RANK", rank);
-	add_ul(out, "LOCAL_RANK", local);
-	add_ul(out, "WORLD_SIZE", world);
-	add_ul(out, "LOCAL_WORLD_SIZE", nlocal);
+	add_ul(out, "RANK", 0, rank);
+	add_ul(out, "LOCAL_RANK", 0, local);
+	add_ul(out, "WORLD_SIZE", 0, world);
+	add_ul(out, "LOCAL_WORLD_SIZE", 0, nlocal);
 	/* torchrun's node 0 hosts its store at MASTER_ADDR: the node running
 	 * task 0 must be NODE_RANK 0. Slurm numbers nodes in nodelist order,
 	 * so under arbitrary distribution task 0's node may be node k: swap
@@ -408,16 +406,16 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 		else if (node == 0)
 			node = (unsigned long)idx;
 	}
-	add_ul(out, "NODE_RANK", node);
-	add_ul(out, "GROUP_RANK", node);
-	add_ul(out, "GROUP_WORLD_SIZE", nnodes);
+	add_ul(out, "NODE_RANK", 0, node);
+	add_ul(out, "GROUP_RANK", 0, node);
+	add_ul(out, "GROUP_WORLD_SIZE", 0, nnodes);
 	add(out, "MASTER_ADDR", 0, master);
-	add_ul(out, "MASTER_PORT", port_for(in, job, step));
+	add_ul(out, "MASTER_PORT", 0, port_for(in, job, step));
 	/* As torchrun does: N busy-spinning OpenMP pools on one node starve
 	 * each other. */
 	if (nlocal > 1)
 		add(out, "OMP_NUM_THREADS", 1, "1");
-	return torchrun_rest(in, out, err);
+	return torchrun_rest(in, rank, world, out, err);
 }
 
 /* Does the managed list "A=x;B=y" contain exactly name=value? */

@@ -28,10 +28,7 @@ static int finish(struct de_buf *b, size_t at, struct de_err *err)
 	if (b->oom)
 		return de_errf(err, "out of memory encoding a frame");
 	n = b->len - at - 4;
-	b->data[at] = (uint8_t)(n >> 24);
-	b->data[at + 1] = (uint8_t)(n >> 16);
-	b->data[at + 2] = (uint8_t)(n >> 8);
-	b->data[at + 3] = (uint8_t)n;
+	de_w_wr32(b->data + at, (uint32_t)n);
 	return 0;
 }
 

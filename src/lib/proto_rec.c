@@ -137,49 +137,30 @@ int de_w_get_rec(struct de_rd *r, enum de_msg type, struct de_text *t, struct de
 	return 0;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)de_w_rd32(p) << 32 | de_w_rd32(p + 4);
-}
-
 void de_enc_pair_cmd(uint8_t out[DE_PAIR_CMD_BYTES], const struct de_pair_cmd *c)
 {
-	put32(out, c->op);
-	put32(out + 4, c->bound_ms);
-	put64(out + 8, c->len);
+	de_w_wr32(out, c->op);
+	de_w_wr32(out + 4, c->bound_ms);
+	de_w_wr64(out + 8, c->len);
 }
 
 void de_dec_pair_cmd(const uint8_t in[DE_PAIR_CMD_BYTES], struct de_pair_cmd *c)
 {
 	c->op = de_w_rd32(in);
 	c->bound_ms = de_w_rd32(in + 4);
-	c->len = get64(in + 8);
+	c->len = de_w_rd64(in + 8);
 }
 
 void de_enc_pair_answer(uint8_t out[DE_PAIR_ANSWER_BYTES], const struct de_pair_answer *a)
 {
-	put64(out, a->moved);
-	put64(out + 8, a->timed);
-	put64(out + 16, a->usec);
+	de_w_wr64(out, a->moved);
+	de_w_wr64(out + 8, a->timed);
+	de_w_wr64(out + 16, a->usec);
 }
 
 void de_dec_pair_answer(const uint8_t in[DE_PAIR_ANSWER_BYTES], struct de_pair_answer *a)
 {
-	a->moved = get64(in);
-	a->timed = get64(in + 8);
-	a->usec = get64(in + 16);
+	a->moved = de_w_rd64(in);
+	a->timed = de_w_rd64(in + 8);
+	a->usec = de_w_rd64(in + 16);
 }

@@ -50,16 +50,18 @@ void de_w_put_u16(struct de_buf *b, uint16_t v)
 
 void de_w_put_u32(struct de_buf *b, uint32_t v)
 {
-	uint8_t x[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16),
-			 (uint8_t)(v >> 8), (uint8_t)v };
+	uint8_t x[4];
 
+	de_w_wr32(x, v);
 	de_w_put(b, x, 4);
 }
 
 void de_w_put_u64(struct de_buf *b, uint64_t v)
 {
-	de_w_put_u32(b, (uint32_t)(v >> 32));
-	de_w_put_u32(b, (uint32_t)v);
+	uint8_t x[8];
+
+	de_w_wr64(x, v);
+	de_w_put(b, x, 8);
 }
 
 int de_w_put_str(struct de_buf *b, const char *what, const char *s,
@@ -73,6 +75,25 @@ int de_w_put_str(struct de_buf *b, const char *what, const char *s,
 	de_w_put_u16(b, (uint16_t)n);
 	de_w_put(b, s, n);
 	return 0;
+}
+
+void de_w_wr32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+void de_w_wr64(uint8_t *p, uint64_t v)
+{
+	de_w_wr32(p, (uint32_t)(v >> 32));
+	de_w_wr32(p + 4, (uint32_t)v);
+}
+
+uint64_t de_w_rd64(const uint8_t *p)
+{
+	return (uint64_t)de_w_rd32(p) << 32 | de_w_rd32(p + 4);
 }
 
 uint32_t de_w_rd32(const uint8_t *p)

@@ -21,7 +21,11 @@ void de_w_put_u64(struct de_buf *b, uint64_t v);
 /* s, at most max bytes long (else err names what, and nothing is written). */
 int de_w_put_str(struct de_buf *b, const char *what, const char *s, size_t max,
 		 struct de_err *err);
+/* Big-endian integers in place, for fixed-size messages and headers. */
+void de_w_wr32(uint8_t *p, uint32_t v);
+void de_w_wr64(uint8_t *p, uint64_t v);
 uint32_t de_w_rd32(const uint8_t *p);
+uint64_t de_w_rd64(const uint8_t *p);
 
 /* Bounded reader over one frame's payload. */
 struct de_rd {

@@ -11,6 +11,7 @@
 
 #include "frames.h"
 #include "parse.h"
+#include "wire.h"
 
 static const char usage[] =
 	"usage: de-frame version            this protocol's version number\n"
@@ -82,7 +83,7 @@ static int type_of(const char *hex)
 			return die("type: expected hex digits");
 		h[i] = (uint8_t)v;
 	}
-	if (((uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3]) != DE_PROTO_MAGIC) {
+	if (de_w_rd32(h) != DE_PROTO_MAGIC) {
 		puts("not-a-frame");
 		return 0;
 	}
