@@ -22,8 +22,8 @@ if [ ! -x "$EXEC" ]; then
 fi
 cluster_require --nodes 2 --cpus 4
 
-RANGE=10000        # the default port range 20000-29999
-BATCH_SLOT=9995    # the batch step's slot (port.c: counts down from the top)
+RANGE=9400         # the default port range 20000-29399
+BATCH_SLOT=9395    # the batch step's slot (port.c: counts down from the top)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -263,6 +263,28 @@ if [ "$got" = "RANK=0 MASTER_ADDR=node1|RANK=1 MASTER_ADDR=node1|" ] && [[ $ipor
 	tap_ok "srun distenv-exec under the plugin, in a job script: the step's own values (port $iport, not the batch step's $bport)"
 else
 	tap_fail "srun distenv-exec under the plugin, in a job script: the step's own values" "$(cat "$tmp/inner.exec")"
+fi
+
+# --- --run-id, and the notes beside the variables ------------------------------
+# shellcheck disable=SC2016 # expands in the task
+out=$(cx srun -N2 -n2 --dist-env=off "$EXEC" --run-id bash -c 'echo "$SLURM_JOB_ID=${TORCHELASTIC_RUN_ID-unset}"' 2>&1 | sort -u)
+if [[ $out =~ ^([0-9]+)=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
+	tap_ok "--run-id: TORCHELASTIC_RUN_ID is the job id on every task"
+else
+	tap_fail "--run-id: TORCHELASTIC_RUN_ID is the job id" "$out"
+fi
+out=$(cx srun -N2 -n2 --dist-env=off "$EXEC" printenv TORCHELASTIC_RUN_ID 2>&1)
+tap_is "$out" "" "without --run-id: no TORCHELASTIC_RUN_ID"
+out=$(cx srun -N2 -n4 --ntasks-per-node=2 -m cyclic --dist-env=off "$EXEC" --verbose true 2>&1)
+tap_like "$out" "distenv-exec: note: ranks on this node are (0,2|1,3), not one contiguous block as under torchrun \(SLURM_DISTRIBUTION=cyclic" \
+	"-m cyclic: --verbose notes the ranks that are not one block (from SLURM_GTIDS)"
+tap_like "$out" "distenv-exec: note: MASTER_PORT [0-9]+: from the job and step ids in 20000-29399" \
+	"--verbose says where MASTER_PORT came from"
+out=$(cx srun -N2 -n4 --ntasks-per-node=2 -m block --dist-env=off "$EXEC" --verbose true 2>&1)
+if [[ $out == *"distenv-exec: RANK="* && $out != *contiguous* ]]; then
+	tap_ok "-m block: no rank-order note"
+else
+	tap_fail "-m block: no rank-order note" "$out"
 fi
 
 tap_check "cluster healthy at the end: all nodes idle, none drained" cluster_healthy

@@ -40,8 +40,8 @@ tap_is "$(field "$l0" GROUP_WORLD_SIZE)" "2" "-N2 -n2: GROUP_WORLD_SIZE 2"
 tap_is "$(field "$l0" MASTER_ADDR) $(field "$l1" MASTER_ADDR)" "node1 node1" "-N2 -n2: MASTER_ADDR is task 0's host on every task"
 p0=$(field "$l0" MASTER_PORT)
 p1=$(field "$l1" MASTER_PORT)
-if [ "$p0" = "$p1" ] && [[ "$p0" =~ ^[0-9]+$ ]] && [ "$p0" -ge 20000 ] && [ "$p0" -le 29999 ]; then
-	tap_ok "-N2 -n2: one MASTER_PORT ($p0) for the step, in the default range 20000-29999"
+if [ "$p0" = "$p1" ] && [[ "$p0" =~ ^[0-9]+$ ]] && [ "$p0" -ge 20000 ] && [ "$p0" -le 29399 ]; then
+	tap_ok "-N2 -n2: one MASTER_PORT ($p0) for the step, in the default range 20000-29399"
 else
 	tap_fail "-N2 -n2: MASTER_PORT agreed and in range" "$out"
 fi
@@ -108,8 +108,33 @@ tap_like "$out" "distenv: RANK=0 \(set\)" "--dist-env=verbose reports what was s
 out=$(cx env MASTER_PORT=12345 srun -N1 -n1 --dist-env=verbose true 2>&1)
 cluster_example plugin-verbose-kept "$out"
 tap_like "$out" "distenv: MASTER_PORT=12345 \(kept user's, distenv: [0-9]+\)" "--dist-env=verbose reports what was kept"
+tap_like "$out" "distenv: note: MASTER_PORT [0-9]+: from the job and step ids in 20000-29399; no ports reserved by Slurm" \
+	"--dist-env=verbose says where MASTER_PORT came from"
 out=$(cx env MASTER_PORT=12345 srun -N1 -n1 --slurmd-debug=verbose true 2>&1)
 tap_like "$out" "MASTER_PORT=12345 kept" "slurmd verbose log says what was kept"
+
+# --- TORCHELASTIC_RUN_ID only on request ---------------------------------------
+out=$(cx srun -N2 -n2 --dist-run-id bash -c 'echo "$SLURM_JOB_ID=${TORCHELASTIC_RUN_ID-unset}"' 2>&1 | grep -v '^srun: ' | sort -u)
+if [[ $out =~ ^([0-9]+)=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
+	tap_ok "--dist-run-id: TORCHELASTIC_RUN_ID is the job id on every task"
+else
+	tap_fail "--dist-run-id: TORCHELASTIC_RUN_ID is the job id" "$out"
+fi
+cluster_plugstack run_id=1
+out=$(cx srun -N2 -n2 bash -c 'echo "$SLURM_JOB_ID=${TORCHELASTIC_RUN_ID-unset}"' 2>&1 | grep -v '^srun: ' | sort -u)
+if [[ $out =~ ^([0-9]+)=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
+	tap_ok "plugstack run_id=1: TORCHELASTIC_RUN_ID for every job"
+else
+	tap_fail "plugstack run_id=1: TORCHELASTIC_RUN_ID for every job" "$out"
+fi
+cluster_plugstack
+
+# --- a port range into the kernel's ephemeral ports is reported -----------------
+cluster_plugstack port_min=30000 port_max=40000
+out=$(cx srun -N1 -n1 --dist-env=verbose true 2>&1)
+tap_like "$out" "distenv: note: the MASTER_PORT range 30000-40000 overlaps this node's ephemeral ports [0-9]+-[0-9]+ \(net.ipv4.ip_local_port_range\)" \
+	"port_min..port_max into the ephemeral ports: --dist-env=verbose says so"
+cluster_plugstack
 
 # --- the load line: which Slurm the plugin was built against, quiet by default -
 ver=$(cx srun --version 2>&1 | awk '{print $NF}')
