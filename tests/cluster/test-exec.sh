@@ -273,8 +273,9 @@ if [[ $out =~ ^([0-9]+)=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH
 else
 	tap_fail "--run-id: TORCHELASTIC_RUN_ID is the job id" "$out"
 fi
-out=$(cx srun -N2 -n2 --dist-env=off "$EXEC" printenv TORCHELASTIC_RUN_ID 2>&1)
-tap_is "$out" "" "without --run-id: no TORCHELASTIC_RUN_ID"
+# shellcheck disable=SC2016 # expands in the task
+out=$(cx srun -N2 -n2 --dist-env=off "$EXEC" bash -c 'echo "${TORCHELASTIC_RUN_ID-unset}"' 2>&1 | sort -u)
+tap_is "$out" "unset" "without --run-id: no TORCHELASTIC_RUN_ID"
 out=$(cx srun -N2 -n4 --ntasks-per-node=2 -m cyclic --dist-env=off "$EXEC" --verbose true 2>&1)
 tap_like "$out" "distenv-exec: note: ranks on this node are (0,2|1,3), not one contiguous block as under torchrun \(SLURM_DISTRIBUTION=cyclic" \
 	"-m cyclic: --verbose notes the ranks that are not one block (from SLURM_GTIDS)"
