@@ -165,7 +165,7 @@ source_of() {
 	# saved by the cluster tests (cluster_example in tests/cluster/*.sh)
 	quickstart) capture check-2x2 torch-2x2 ;;
 	check-2x1 | check-2x2 | check-peer-lost | dist-check-failed | local-rank | not-distenv | bulk-stall | \
-		plugin-verbose | plugin-verbose-kept) capture "$1" ;;
+		plugin-verbose | plugin-verbose-kept | ports-cyclic) capture "$1" ;;
 	check-peer-timeout) capture check-peer-timeout check-peer-timeout-node ;;
 	peer-lost) capture check-peer-lost faults-rank0-killed ;;
 	not-distenv-silent) capture not-distenv-silent ;;
