@@ -114,6 +114,15 @@ static int opt_check(int val, const char *optarg, int remote)
 	return opt_bad(&e, remote);
 }
 
+static int opt_run_id(int val, const char *optarg, int remote)
+{
+	(void)val;
+	(void)optarg;
+	(void)remote;
+	de_plugin.cfg.run_id = 1;
+	return 0;
+}
+
 /* Registered from slurm_spank_init: sbatch/salloc ignore a static table. */
 static struct spank_option options[] = {
 	{ "dist-env", "auto|off|verbose",
@@ -127,6 +136,11 @@ static struct spank_option options[] = {
 	  "distenv: before the program, run distenv-check in every task (rendezvous, "
 	  "node-to-node probe, allreduce); the task fails with a diagnosis instead "
 	  "of starting the program if the ranks cannot talk", 2, 0, opt_check },
+	{ "dist-run-id", NULL,
+	  "distenv: also set TORCHELASTIC_RUN_ID (the job id), as torchrun does: "
+	  "torch.distributed.is_torchelastic_launched() becomes true and PyTorch "
+	  "Lightning uses TorchElasticEnvironment instead of SLURMEnvironment "
+	  "(no auto-requeue on SIGUSR1)", 0, 0, opt_run_id },
 };
 
 int slurm_spank_init(spank_t sp, int ac, char **av)

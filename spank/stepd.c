@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "env.h"
 #include "layout.h"
 #include "plugin.h"
+#include "port.h"
 #include "runcheck.h"
 #include "step.h"
 
@@ -112,6 +114,34 @@ static int apply_plan(const struct de_plugin *p, spank_t sp,
 	return 0;
 }
 
+/* The notes beside the variables: slurmd's verbose log, and the task's
+ * stderr with --dist-env=verbose. */
+static void report_notes(const struct de_plugin *p, const struct de_torch_env *want)
+{
+	size_t i;
+
+	for (i = 0; i < want->nnotes; i++) {
+		slurm_verbose(DE_LOG_PREFIX "note: %s", want->note[i]);
+		if (p->verbose)
+			dprintf(STDERR_FILENO, DE_LOG_PREFIX "note: %s\n", want->note[i]);
+	}
+}
+
+/* The global ranks of this step's tasks on this node, for the rank-order
+ * note (allocated), or NULL when slurmstepd cannot say: layout.c reads
+ * SLURM_GTIDS then. */
+static uint32_t *node_ranks(spank_t sp, uint32_t ntasks)
+{
+	uint32_t i, *r = calloc(ntasks ? ntasks : 1, sizeof(*r));
+
+	for (i = 0; r != NULL && i < ntasks; i++)
+		if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &r[i]) != ESPANK_SUCCESS) {
+			free(r);
+			r = NULL;
+		}
+	return r;
+}
+
 int de_stepd_task_init(spank_t sp)
 {
 	const struct de_plugin *p = &de_plugin;
@@ -120,7 +150,8 @@ int de_stepd_task_init(spank_t sp)
 	struct de_plan plan;
 	struct de_err e;
 	char **env = NULL;
-	uint32_t step, ntasks;
+	uint32_t step, ntasks, *ranks = NULL;
+	int rc;
 
 	if (p->bad)
 		return fail_task(&p->err);
@@ -149,13 +180,23 @@ int de_stepd_task_init(spank_t sp)
 	in.cfg = &p->cfg;
 	in.step_id = step;
 	in.local_tasks = -1;
-	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS)
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS) {
 		in.local_tasks = ntasks;
-	if (de_layout_compute(&in, &want, &e))
+		ranks = node_ranks(sp, ntasks);
+		in.node_ranks = ranks;
+		in.n_node_ranks = ranks != NULL ? ntasks : 0;
+	}
+	/* Unreadable (no /proc): no warning about it, the port still works. */
+	if (de_ephemeral_read(DE_EPHEMERAL_PATH, &in.eph_lo, &in.eph_hi, &e))
+		in.eph_lo = in.eph_hi = 0;
+	rc = de_layout_compute(&in, &want, &e);
+	free(ranks);
+	if (rc)
 		return fail_task(&e);
 	de_plan_make(&want, de_env_get, env, p->cfg.force, &plan);
 	if (apply_plan(p, sp, &plan))
 		return -1;
+	report_notes(p, &want);
 	if (p->cfg.check != DE_BACKEND_OFF && !want.batch)
 		return run_check(p, sp);
 	return 0;

@@ -40,17 +40,21 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: " PROG " [--check[=auto|socket|nccl]] [--verbose] [--force] [--] PROGRAM [ARGS...]\n"
+		"Usage: " PROG " [--check[=auto|socket|nccl]] [--verbose] [--force] [--run-id] [--] PROGRAM [ARGS...]\n"
 		"Set the torchrun environment the distenv Slurm plugin would set in this\n"
 		"task (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK,\n"
-		"GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, OMP_NUM_THREADS),\n"
+		"GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ROLE_*,\n"
+		"TORCHELASTIC_RESTART_COUNT/MAX_RESTARTS, OMP_NUM_THREADS, ...),\n"
 		"then run PROGRAM in its place: `srun " PROG " python train.py`.\n"
 		"\n"
 		"      --check[=B]  first run distenv-check (backend B, default auto) in\n"
 		"                   this task; PROGRAM is not started if it fails\n"
 		"  -v, --verbose    print each variable and whether it was set or kept\n"
-		"  -f, --force      overwrite values already set (OMP_NUM_THREADS is\n"
-		"                   always kept)\n"
+		"  -f, --force      overwrite values already set (OMP_NUM_THREADS and the\n"
+		"                   other defaults torchrun would give are always kept)\n"
+		"      --run-id     also set TORCHELASTIC_RUN_ID (the job id), as torchrun\n"
+		"                   does: is_torchelastic_launched() becomes true, and\n"
+		"                   Lightning leaves its SLURMEnvironment (auto-requeue)\n"
 		"  -h, --help       show this help\n"
 		"  -V, --version    show the version\n"
 		"\n"
@@ -193,6 +197,7 @@ int main(int argc, char **argv)
 		{ "check", optional_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "run-id", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -222,6 +227,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			force = 1;
+			break;
+		case 'r':
+			cfg.run_id = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -275,6 +283,9 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	/* Unreadable (no /proc): no warning about it, the port still works. */
+	if (de_ephemeral_read(DE_EPHEMERAL_PATH, &in.eph_lo, &in.eph_hi, &err))
+		in.eph_lo = in.eph_hi = 0;
 	if (de_layout_compute(&in, &want, &err))
 		return de_error(PROG, "%s", err.msg);
 	de_plan_make(&want, de_env_get, environ, force, &plan);
@@ -291,6 +302,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": %s\n", line);
 		}
 	}
+	for (i = 0; verbose && i < want.nnotes; i++)
+		fprintf(stderr, PROG ": note: %s\n", want.note[i]);
 	/* As the plugin: an inner step can tell these from the user's. */
 	if (setenv(DE_MANAGED_VAR, plan.managed, 1) != 0)
 		return de_error(PROG, "setting %s: %s", DE_MANAGED_VAR, strerror(errno));

@@ -125,6 +125,8 @@ EOF
 		echo "NodeName=node$i NodeAddr=$(node_addr "$i") NodeHostname=node$i CPUs=$cpus State=UNKNOWN"
 	done >>"$CONF"
 	echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED State=UP" >>"$CONF"
+	# Ports slurmctld hands to each step, unique per node (up --resv-ports).
+	[[ -z $RESV ]] || echo "MpiParams=ports=$RESV" >>"$CONF"
 	rm -f "$D/topology.conf"
 	if [[ $TOPO == interleave ]]; then
 		write_topology "$n"

@@ -17,7 +17,9 @@
 #include "backend.h"
 #include "hostlist.h"
 #include "json.h"
+#include "port.h"
 #include "report.h"
+#include "world.h"
 
 static const char *backend_name(const struct de_check *c)
 {
@@ -52,6 +54,48 @@ void de_report_fail(const struct de_check *c, const struct de_fail *f)
 	fflush(stdout);
 }
 
+/* What a passing check notes beside its verdict (never a failure): ranks
+ * that are not one block per node, and a MASTER_PORT that rank 0's node
+ * may hand to an outgoing connection. */
+#define NOTES_MAX 2
+struct check_notes {
+	int blocks; /* 1: one block of ranks per node; -1: no peer table */
+	size_t n;
+	char text[NOTES_MAX][600];
+};
+
+static void check_notes(const struct de_check *c, struct check_notes *nt)
+{
+	uint32_t nodes = de_peers_nodes(&c->peers), i;
+	uint32_t *node = calloc(c->peers.world ? c->peers.world : 1, sizeof(*node));
+	const char **name = calloc(nodes ? nodes : 1, sizeof(*name));
+	uint16_t lo, hi;
+	char where[200];
+
+	memset(nt, 0, sizeof(*nt));
+	nt->blocks = -1;
+	if (c->peers.world > 0 && node != NULL && name != NULL) {
+		for (i = 0; i < c->peers.world; i++) {
+			node[i] = c->peers.peer[i].node;
+			if (node[i] < nodes && name[node[i]] == NULL)
+				name[node[i]] = c->peers.peer[i].host;
+		}
+		nt->blocks = de_world_blocks(node, c->peers.world, name, nodes, where, sizeof(where));
+		if (!nt->blocks)
+			snprintf(nt->text[nt->n++], sizeof(nt->text[0]),
+				 "ranks are not one contiguous block per node as under torchrun (%s): groups of consecutive ranks (tensor or pipeline parallel) span nodes; srun -m block keeps each node's ranks together",
+				 where);
+	}
+	free(node);
+	free(name);
+	if (c->id.rank == 0 && c->id.master_port != 0 &&
+	    de_ephemeral_read(DE_EPHEMERAL_PATH, &lo, &hi, NULL) == 0 &&
+	    c->id.master_port >= lo && c->id.master_port <= hi)
+		snprintf(nt->text[nt->n++], sizeof(nt->text[0]),
+			 "MASTER_PORT %u is inside %s's ephemeral ports %u-%u (net.ipv4.ip_local_port_range): an outgoing connection there may hold it the next time",
+			 c->id.master_port, c->id.host, lo, hi);
+}
+
 void de_report_rank(const struct de_check *c, size_t count, int64_t got,
 		    int64_t want, long wrong, char *line, size_t len)
 {
@@ -59,15 +103,19 @@ void de_report_rank(const struct de_check *c, size_t count, int64_t got,
 		 "[rank %u/%u] node=%s local_rank=%u/%u device=%s backend=%s allreduce=%" PRId64 " (expected %" PRId64 ") %s",
 		 c->id.rank, c->id.world, c->id.host, c->id.local_rank, c->id.local_world, c->device,
 		 backend_name(c), got, want, wrong == 0 ? "OK" : "WRONG");
-	if (c->o.json)
+	if (c->o.json) {
+		struct check_notes nt;
+
+		check_notes(c, &nt);
 		printf("{\"rank\":%u,\"world\":%u,\"node\":\"%s\",\"local_rank\":%u,"
 		       "\"local_world_size\":%u,\"device\":\"%s\",\"backend\":\"%s\","
 		       "\"dtype\":\"%s\",\"count\":%zu,\"allreduce\":%" PRId64 ",\"expected\":%" PRId64 ","
-		       "\"wrong\":%ld,\"interface\":\"%s\",\"rendezvous_ms\":%.0f,\"ok\":%s}\n",
+		       "\"wrong\":%ld,\"interface\":\"%s\",\"rendezvous_ms\":%.0f,\"ranks_contiguous\":%s,\"ok\":%s}\n",
 		       c->id.rank, c->id.world, c->id.host, c->id.local_rank, c->id.local_world,
 		       c->device, backend_name(c), de_dtype_name(c->o.dtype), count, got, want,
-		       wrong, c->net.iface, c->net.rdv_ms, wrong == 0 ? "true" : "false");
-	else if (!c->o.quiet || wrong)
+		       wrong, c->net.iface, c->net.rdv_ms,
+		       nt.blocks < 0 ? "null" : nt.blocks ? "true" : "false", wrong == 0 ? "true" : "false");
+	} else if (!c->o.quiet || wrong)
 		printf("%s\n", line);
 	fflush(stdout);
 }
@@ -120,19 +168,25 @@ static void node_summary(const struct de_check *c, char *out, size_t len)
 void de_report_pass(const struct de_check *c, size_t count)
 {
 	char nodes_text[512];
+	struct check_notes nt;
 	struct rusage ru;
 	unsigned nodes = de_peers_nodes(&c->peers);
+	size_t i;
 
 	if (c->o.json)
 		return;
 	getrusage(RUSAGE_SELF, &ru);
 	node_summary(c, nodes_text, sizeof(nodes_text));
+	check_notes(c, &nt);
 	printf("distenv-check: PASS: %u rank%s on %u node%s %s; data interface %s (%s); "
 	       "rendezvous %.0f ms (authentication: %s), node probe %.0f ms; allreduce of %zu %s "
-	       "verified on every rank; rank 0 peak RSS %ld KiB\n",
+	       "verified on every rank; rank 0 peak RSS %ld KiB",
 	       c->id.world, c->id.world == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s", nodes_text,
 	       c->net.iface, c->net.iface_how, c->net.rdv_ms, de_auth_name(&c->auth),
 	       c->net.probe_ms, count, de_dtype_name(c->o.dtype), ru.ru_maxrss);
+	for (i = 0; i < nt.n; i++)
+		printf("; note: %s", nt.text[i]);
+	printf("\n");
 }
 
 /* nccl-tests' names for the table's type column. */
@@ -245,9 +299,11 @@ int de_report_summary_ready(const char *path, struct de_err *err)
 int de_report_summary(const struct de_check *c, const char *path, const struct de_fail *f,
 		      size_t count, double elapsed_ms, struct de_err *err)
 {
-	char tmp[4096], msg[sizeof(f->msg) * 2], hl[512] = "";
+	char tmp[4096], msg[sizeof(f->msg) * 2], hl[512] = "", note[sizeof(((struct check_notes *)0)->text[0]) * 2];
 	uint32_t lo = 0, hi = 0;
 	int ok = f == NULL || f->diag == DE_OK;
+	struct check_notes nt;
+	size_t i;
 	FILE *fp;
 	int rc;
 
@@ -258,16 +314,23 @@ int de_report_summary(const struct de_check *c, const char *path, const struct d
 		return de_errf(err, "--json-summary %s: cannot write %s: %s", path, tmp, strerror(errno));
 	if (c->peers.world > 0)
 		node_hostlist(c, hl, sizeof(hl), &lo, &hi);
+	check_notes(c, &nt);
 	de_json_escape(ok ? "" : f->msg, msg, sizeof(msg));
 	fprintf(fp, "{\"ok\":%s,\"diagnosis\":%s%s%s,\"message\":\"%s\",\"hint\":\"%s\","
 		"\"ranks\":%u,\"nodes\":%u,\"node_list\":\"%s\",\"ranks_per_node\":[%u,%u],\"mode\":\"%s\",\"backend\":\"%s\","
 		"\"dtype\":\"%s\",\"count\":%zu,\"rendezvous_ms\":%.0f,\"probe_ms\":%.0f,"
-		"\"connect_ms\":%.0f,\"check_ms\":%.0f,\"elapsed_ms\":%.0f}\n",
+		"\"connect_ms\":%.0f,\"check_ms\":%.0f,\"elapsed_ms\":%.0f,\"ranks_contiguous\":%s,\"notes\":[",
 		ok ? "true" : "false", ok ? "" : "\"", ok ? "null" : de_diag_name(f->diag),
 		ok ? "" : "\"", msg, ok ? "" : de_diag_hint(f->diag), c->id.world,
 		de_peers_nodes(&c->peers), hl, lo, hi, c->o.bench ? "bench" : "check", backend_name(c),
 		de_dtype_name(c->o.dtype), c->o.bench ? 0 : count, c->net.rdv_ms, c->net.probe_ms,
-		c->net.connect_ms, c->net.check_ms, elapsed_ms);
+		c->net.connect_ms, c->net.check_ms, elapsed_ms,
+		nt.blocks < 0 ? "null" : nt.blocks ? "true" : "false");
+	for (i = 0; i < nt.n; i++) {
+		de_json_escape(nt.text[i], note, sizeof(note));
+		fprintf(fp, "%s\"%s\"", i ? "," : "", note);
+	}
+	fprintf(fp, "]}\n");
 	rc = ferror(fp) ? (errno ? errno : EIO) : 0;
 	/* Whole or not at all: CI reads this file. */
 	if (fclose(fp) != 0 || rc) {

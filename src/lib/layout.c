@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"
 #include "parse.h"
 #include "port.h"
+#include "step.h"
 
 #define U32MAX 0xFFFFFFFFul
 
@@ -19,6 +22,19 @@ static int add(struct de_torch_env *env, const char *name, int soft,
 	v->soft = soft;
 	snprintf(v->value, sizeof(v->value), "%s", fmt_value);
 	return 0;
+}
+
+static void note(struct de_torch_env *env, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(struct de_torch_env *env, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (env->nnotes == DE_NOTES_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(env->note[env->nnotes++], DE_NOTE_LEN, fmt, ap);
+	va_end(ap);
 }
 
 static void add_ul(struct de_torch_env *env, const char *name, int soft,
@@ -183,13 +199,138 @@ static const char *hint_host(const struct de_layout_in *in,
 	return h + n;
 }
 
-static uint16_t port_for(const struct de_layout_in *in, unsigned long job,
-			 unsigned long step)
+/* MASTER_PORT: --dist-port, else the step's first port Slurm reserved
+ * for it, else the hash of job and step ids in port_min..port_max. The
+ * note says which, and warns when the port may be one the kernel hands
+ * out to outgoing connections. */
+static int master_port(const struct de_layout_in *in, unsigned long job,
+		       unsigned long step, struct de_torch_env *out, struct de_err *err)
 {
-	if (in->cfg->port)
-		return in->cfg->port;
-	return de_port_for((uint32_t)job, (uint32_t)step, in->cfg->port_min,
-			   in->cfg->port_max);
+	const struct de_config *c = in->cfg;
+	const char *resv = in->get(in->ctx, "SLURM_STEP_RESV_PORTS");
+	uint16_t port, lo = in->eph_lo, hi = in->eph_hi;
+	int eph = lo != 0 || hi != 0;
+
+	if (c->port) {
+		port = c->port;
+		note(out, "MASTER_PORT %u: from --dist-port", port);
+	} else if (resv != NULL && DE_STEP_HAS_RANKS(step)) {
+		if (de_resv_ports_first("SLURM_STEP_RESV_PORTS", resv, &port, err))
+			return -1;
+		note(out, "MASTER_PORT %u: the step's first reserved port (SLURM_STEP_RESV_PORTS=%s), no other step's on these nodes",
+		     port, resv);
+	} else {
+		port = de_port_for((uint32_t)job, (uint32_t)step, c->port_min, c->port_max);
+		note(out, "MASTER_PORT %u: from the job and step ids in %u-%u; no ports reserved by Slurm for this step (MpiParams=ports=LO-HI in slurm.conf makes it collision-free)",
+		     port, c->port_min, c->port_max);
+		if (eph && de_port_ranges_overlap(c->port_min, c->port_max, lo, hi)) {
+			note(out, "the MASTER_PORT range %u-%u overlaps this node's ephemeral ports %u-%u (net.ipv4.ip_local_port_range): an outgoing connection may hold MASTER_PORT; keep port_min..port_max outside it",
+			     c->port_min, c->port_max, lo, hi);
+			eph = 0;
+		}
+	}
+	if (eph && port >= lo && port <= hi)
+		note(out, "MASTER_PORT %u is inside this node's ephemeral ports %u-%u (net.ipv4.ip_local_port_range): an outgoing connection may hold it",
+		     port, lo, hi);
+	add_ul(out, "MASTER_PORT", 0, port);
+	return 0;
+}
+
+int de_ranks_contiguous(const uint32_t *r, size_t n)
+{
+	uint32_t lo = UINT32_MAX, hi = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		lo = r[i] < lo ? r[i] : lo;
+		hi = r[i] > hi ? r[i] : hi;
+	}
+	return n == 0 || (size_t)(hi - lo) + 1 == n;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* SLURM_GTIDS "0,2,3": the node's ranks, into *r (allocated). */
+static int read_gtids(const char *v, uint32_t **r, size_t *n, struct de_err *err)
+{
+	const char *p = v;
+	size_t cap = 1;
+
+	for (p = v; *p; p++)
+		cap += *p == ',';
+	*r = malloc(cap * sizeof(**r));
+	if (*r == NULL)
+		return de_errf(err, "SLURM_GTIDS: out of memory");
+	*n = 0;
+	p = v;
+	do {
+		unsigned long x = 0;
+		int digits = 0;
+
+		while (*p >= '0' && *p <= '9' && digits < 10) {
+			x = x * 10 + (unsigned long)(*p++ - '0');
+			digits++;
+		}
+		if (digits == 0 || x > U32MAX || (*p != ',' && *p != '\0')) {
+			free(*r);
+			*r = NULL;
+			return de_errf(err, "SLURM_GTIDS=\"%.200s\": expected the node's task ranks, comma-separated",
+				       v);
+		}
+		(*r)[(*n)++] = (uint32_t)x;
+	} while (*p++ == ',');
+	return 0;
+}
+
+/* torchrun gives each node one block of ranks; Slurm's cyclic, plane and
+ * arbitrary distributions need not. RANK stays SLURM_PROCID (Lightning
+ * and Slurm agree on it): say what it means. */
+static int rank_order(const struct de_layout_in *in, unsigned long nlocal,
+		      struct de_torch_env *out, struct de_err *err)
+{
+	const char *dist = in->get(in->ctx, "SLURM_DISTRIBUTION");
+	size_t n = in->n_node_ranks, i, off = 0;
+	uint32_t *r = NULL;
+	char list[160];
+	int rc = 0;
+
+	if (in->node_ranks != NULL) {
+		r = malloc((n ? n : 1) * sizeof(*r));
+		if (r == NULL)
+			return de_errf(err, "out of memory");
+		memcpy(r, in->node_ranks, n * sizeof(*r));
+	} else {
+		const char *g = in->get(in->ctx, "SLURM_GTIDS");
+
+		if (g == NULL)
+			return 0; /* cannot tell: no note */
+		if (read_gtids(g, &r, &n, err))
+			return -1;
+	}
+	if (n != nlocal) {
+		rc = de_errf(err, "%s lists %zu ranks on this node, but it runs %lu tasks",
+			     in->node_ranks != NULL ? "slurmstepd" : "SLURM_GTIDS", n, nlocal);
+	} else if (!de_ranks_contiguous(r, n)) {
+		qsort(r, n, sizeof(*r), cmp_u32);
+		list[0] = '\0';
+		for (i = 0; i < n && off + 24 < sizeof(list); i++) {
+			if (i == 6 && n > 7) {
+				snprintf(list + off, sizeof(list) - off, ",... (%zu ranks)", n);
+				break;
+			}
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u",
+						i ? "," : "", r[i]);
+		}
+		note(out, "ranks on this node are %s, not one contiguous block as under torchrun (SLURM_DISTRIBUTION=%s): groups of consecutive ranks (tensor or pipeline parallel) span nodes; srun -m block keeps each node's ranks together",
+		     list, dist != NULL ? dist : "unset");
+	}
+	free(r);
+	return rc;
 }
 
 /* Het steps without slurmstepd's count (distenv-exec, distenv-check):
@@ -247,8 +388,7 @@ static int batch_env(const struct de_layout_in *in, unsigned long job,
 	}
 	out->batch = 1;
 	add(out, "MASTER_ADDR", 0, host);
-	add_ul(out, "MASTER_PORT", 0, port_for(in, job, step));
-	return 0;
+	return master_port(in, job, step, out, err);
 }
 
 /* The rest of what torchrun gives every worker (torch's elastic agent,
@@ -258,8 +398,8 @@ static int batch_env(const struct de_layout_in *in, unsigned long job,
  * handling on, under the name torch 2.x reads without a warning (torch
  * 1.13 reads NCCL_ASYNC_ERROR_HANDLING, which 2.x calls deprecated). Never
  * TORCHELASTIC_USE_AGENT_STORE: no agent hosts a store here. */
-static int torchrun_rest(const struct de_layout_in *in, unsigned long rank,
-			 unsigned long world, struct de_torch_env *out, struct de_err *err)
+static int torchrun_rest(const struct de_layout_in *in, unsigned long job,
+			 unsigned long rank, unsigned long world, struct de_torch_env *out, struct de_err *err)
 {
 	const char *restarts = in->get(in->ctx, "SLURM_RESTART_COUNT");
 	unsigned long n = 0;
@@ -272,6 +412,10 @@ static int torchrun_rest(const struct de_layout_in *in, unsigned long rank,
 	add_ul(out, "TORCHELASTIC_RESTART_COUNT", 1, n);
 	add(out, "TORCHELASTIC_MAX_RESTARTS", 1, "0");
 	add(out, "TORCH_NCCL_ASYNC_ERROR_HANDLING", 1, "1");
+	/* Only on request: it makes is_torchelastic_launched() true, and
+	 * Lightning then leaves its SLURMEnvironment (auto-requeue). */
+	if (in->cfg->run_id)
+		add_ul(out, "TORCHELASTIC_RUN_ID", 1, job);
 	return 0;
 }
 
@@ -410,12 +554,13 @@ int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 	add_ul(out, "GROUP_RANK", 0, node);
 	add_ul(out, "GROUP_WORLD_SIZE", 0, nnodes);
 	add(out, "MASTER_ADDR", 0, master);
-	add_ul(out, "MASTER_PORT", 0, port_for(in, job, step));
+	if (master_port(in, job, step, out, err) || rank_order(in, nlocal, out, err))
+		return -1;
 	/* As torchrun does: N busy-spinning OpenMP pools on one node starve
 	 * each other. */
 	if (nlocal > 1)
 		add(out, "OMP_NUM_THREADS", 1, "1");
-	return torchrun_rest(in, rank, world, out, err);
+	return torchrun_rest(in, job, rank, world, out, err);
 }
 
 /* Does the managed list "A=x;B=y" contain exactly name=value? */

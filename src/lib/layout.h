@@ -23,8 +23,13 @@ typedef const char *(*de_getenv_fn)(void *ctx, const char *name);
  * user set (keep them). */
 #define DE_MANAGED_VAR "DISTENV_MANAGED"
 
-#define DE_ENV_MAX 20
+#define DE_ENV_MAX 21
 #define DE_VALUE_MAX (DE_HOSTLIST_MAX_NAME + 1)
+/* What the user is told beside the variables (verbose): where MASTER_PORT
+ * came from, a port range in the kernel's ephemeral ports, ranks that are
+ * not one block per node. */
+#define DE_NOTES_MAX 3
+#define DE_NOTE_LEN 400
 
 struct de_env_var {
 	const char *name;
@@ -36,6 +41,8 @@ struct de_torch_env {
 	int batch; /* batch/interactive step: MASTER_* only, no ranks */
 	size_t n;
 	struct de_env_var var[DE_ENV_MAX];
+	size_t nnotes;
+	char note[DE_NOTES_MAX][DE_NOTE_LEN];
 };
 
 struct de_layout_in {
@@ -54,12 +61,23 @@ struct de_layout_in {
 	 * distribution), or NULL; task0_from names the source for errors. */
 	const char *task0_host;
 	const char *task0_from;
+	/* The global ranks of this step's tasks on this node (slurmstepd's
+	 * S_JOB_LOCAL_TO_GLOBAL_ID), or NULL to read SLURM_GTIDS; neither:
+	 * the rank order is not judged. */
+	const uint32_t *node_ranks;
+	size_t n_node_ranks;
+	/* The node's ephemeral ports (ip_local_port_range), or 0, 0 when
+	 * unknown. */
+	uint16_t eph_lo, eph_hi;
 };
 
 /* Computes the environment every torchrun worker would get. Errors name
  * the SLURM_* variable and its value. */
 int de_layout_compute(const struct de_layout_in *in, struct de_torch_env *out,
 		      struct de_err *err);
+
+/* Are the n distinct ranks r one contiguous block? */
+int de_ranks_contiguous(const uint32_t *r, size_t n);
 
 /* Value for name in env, or NULL. */
 const char *de_torch_env_get(const struct de_torch_env *env, const char *name);

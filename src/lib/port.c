@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+
 #include "port.h"
 
 int de_port_range_check(unsigned long min, unsigned long max,
@@ -32,4 +33,85 @@ uint16_t de_port_for(uint32_t job_id, uint32_t step_id, uint16_t min,
 	h *= 0x45d9f3bu;
 	h ^= h >> 16;
 	return (uint16_t)(min + (h % range + step_slot(step_id, range)) % range);
+}
+
+/* One decimal port 1..65535 at *p; advances *p. */
+static int read_port(const char **p, unsigned long *out)
+{
+	unsigned long v = 0;
+	int digits = 0;
+
+	while (**p >= '0' && **p <= '9' && digits < 6) {
+		v = v * 10 + (unsigned long)(*(*p)++ - '0');
+		digits++;
+	}
+	if (digits == 0 || v == 0 || v > 65535)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int de_resv_ports_first(const char *name, const char *val, uint16_t *port,
+			struct de_err *err)
+{
+	const char *p = val;
+	unsigned long first = 0, lo, hi;
+
+	if (val == NULL)
+		return de_errf(err, "%s is not set", name);
+	if (*val == '\0')
+		return de_errf(err, "%s is empty (expected Slurm's reserved ports, e.g. \"12001-12002\")",
+			       name);
+	for (;;) {
+		if (read_port(&p, &lo))
+			goto bad;
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if (read_port(&p, &hi) || hi < lo)
+				goto bad;
+		}
+		if (first == 0)
+			first = lo;
+		if (*p == '\0')
+			break;
+		if (*p != ',' || p[1] == '\0')
+			goto bad;
+		p++;
+	}
+	*port = (uint16_t)first;
+	return 0;
+bad:
+	return de_errf(err, "%s=\"%s\": malformed at position %zu (expected ports 1..65535 as N or N-M, comma-separated, e.g. \"12001-12002\")",
+		       name, val, (size_t)(p - val));
+}
+
+int de_ephemeral_parse(const char *text, uint16_t *lo, uint16_t *hi,
+		       struct de_err *err)
+{
+	unsigned long a, b;
+	const char *p = text;
+
+	if (text == NULL)
+		return de_errf(err, "ip_local_port_range: no text");
+	if (read_port(&p, &a) || (*p != '\t' && *p != ' '))
+		goto bad;
+	while (*p == '\t' || *p == ' ')
+		p++;
+	if (read_port(&p, &b) || b < a)
+		goto bad;
+	if (*p == '\n')
+		p++;
+	if (*p != '\0')
+		goto bad;
+	*lo = (uint16_t)a;
+	*hi = (uint16_t)b;
+	return 0;
+bad:
+	return de_errf(err, "ip_local_port_range \"%.40s\": expected two ports, LOW and HIGH", text);
+}
+
+int de_port_ranges_overlap(uint16_t a1, uint16_t a2, uint16_t b1, uint16_t b2)
+{
+	return a1 <= b2 && b1 <= a2;
 }

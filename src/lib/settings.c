@@ -40,6 +40,7 @@ void de_config_init(struct de_config *c)
 	c->port_min = DE_PORT_MIN_DEFAULT;
 	c->port_max = DE_PORT_MAX_DEFAULT;
 	c->port = 0;
+	c->run_id = 0;
 	c->check = DE_BACKEND_OFF;
 	snprintf(c->check_path, sizeof(c->check_path), "%s", DE_CHECK_PATH_DEFAULT);
 }
@@ -56,13 +57,13 @@ int de_config_parse_check(struct de_config *c, const char *what,
 	return de_errf(err, "%s=%s: expected auto, socket, nccl or off", what, val);
 }
 
-#define ARGS_EXPECTED "default=on|off, port_min=N, port_max=N, force=0|1, check=off|auto|socket|nccl, check_path=PATH"
+#define ARGS_EXPECTED "default=on|off, port_min=N, port_max=N, force=0|1, check=off|auto|socket|nccl, check_path=PATH, run_id=0|1"
 
 int de_config_parse_args(struct de_config *c, int argc, char *const argv[],
 			 struct de_err *err)
 {
 	static const char *const keys[] = { "default", "port_min", "port_max",
-					    "force", "check", "check_path" };
+					    "force", "check", "check_path", "run_id" };
 	int seen[sizeof(keys) / sizeof(keys[0])] = { 0 };
 	unsigned long min = c->port_min, max = c->port_max, v;
 	struct de_err e2;
@@ -122,6 +123,10 @@ int de_config_parse_args(struct de_config *c, int argc, char *const argv[],
 				return de_errf(err, "plugstack.conf argument \"%s\": expected an absolute path",
 					       arg);
 			snprintf(c->check_path, sizeof(c->check_path), "%s", eq + 1);
+			break;
+		case 6:
+			if (de_parse_bool(what, eq + 1, &c->run_id, err))
+				return -1;
 			break;
 		}
 	}

@@ -15,6 +15,7 @@ struct de_config {
 	uint16_t port_min; /* port_min= */
 	uint16_t port_max; /* port_max= */
 	uint16_t port;     /* --dist-port=N, 0 when not given */
+	int run_id;        /* run_id=1 / --dist-run-id: set TORCHELASTIC_RUN_ID */
 	enum de_backend check; /* check= / --dist-check: DE_BACKEND_OFF when none */
 	char check_path[256]; /* check_path=: the distenv-check binary */
 };

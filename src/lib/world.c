@@ -166,3 +166,48 @@ out:
 	free(owner);
 	return verdict;
 }
+
+int de_world_blocks(const uint32_t *node_of_rank, uint32_t world,
+		    const char *const *node_name, uint32_t nodes, char *out, size_t len)
+{
+	uint32_t *lo = calloc((size_t)nodes + 1, sizeof(*lo));
+	uint32_t *hi = calloc((size_t)nodes + 1, sizeof(*hi));
+	uint32_t *cnt = calloc((size_t)nodes + 1, sizeof(*cnt));
+	uint32_t *r = NULL, i, bad = nodes, n = 0;
+	int blocks = 1;
+
+	out[0] = '\0';
+	if (lo == NULL || hi == NULL || cnt == NULL)
+		goto out; /* a note only: say nothing */
+	for (i = 0; i < world; i++) {
+		uint32_t nd = node_of_rank[i];
+
+		if (nd >= nodes)
+			continue;
+		if (cnt[nd]++ == 0)
+			lo[nd] = i;
+		hi[nd] = i; /* ranks come in order: the last is the highest */
+	}
+	for (i = 0; i < nodes && bad == nodes; i++)
+		if (cnt[i] > 0 && hi[i] - lo[i] + 1 != cnt[i])
+			bad = i;
+	if (bad == nodes)
+		goto out;
+	blocks = 0;
+	r = malloc((size_t)cnt[bad] * sizeof(*r));
+	if (r != NULL) {
+		char ranks[160];
+
+		for (i = 0; i < world; i++)
+			if (node_of_rank[i] == bad)
+				r[n++] = i;
+		list_ranks(r, n, ranks, sizeof(ranks));
+		snprintf(out, len, "%s has ranks %s", node_name[bad], ranks);
+	}
+out:
+	free(r);
+	free(lo);
+	free(hi);
+	free(cnt);
+	return blocks;
+}

@@ -36,4 +36,12 @@ enum de_world_verdict de_world_check(const struct de_rank_view *v, uint32_t worl
 				     const char *const *node_name, uint32_t nodes,
 				     struct de_err *err);
 
+/* Rank order, a note and never a failure: torchrun gives each node one
+ * contiguous block of ranks; Slurm's cyclic, plane and arbitrary
+ * distributions need not. node_of_rank[0..world) in 0..nodes. Returns 1
+ * when every node's ranks are one block; else 0 with the first node that
+ * is not, in out: "node1 has ranks 0, 2". */
+int de_world_blocks(const uint32_t *node_of_rank, uint32_t world,
+		    const char *const *node_name, uint32_t nodes, char *out, size_t len);
+
 #endif

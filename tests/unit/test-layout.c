@@ -16,7 +16,8 @@ static struct de_err err;
 
 static int run(const char **env, int64_t step, long local)
 {
-	struct de_layout_in in = { arr_get, env, &cfg, step, local, NULL, NULL };
+	struct de_layout_in in = { .get = arr_get, .ctx = env, .cfg = &cfg, .step_id = step,
+				   .local_tasks = local };
 
 	memset(&err, 0, sizeof(err));
 	return de_layout_compute(&in, &out, &err);
@@ -26,13 +27,193 @@ static int run(const char **env, int64_t step, long local)
  * SLURM_HOSTFILE). */
 static int run_t0(const char **env, const char *host)
 {
-	struct de_layout_in in = { arr_get, env, &cfg, -1, -1, host, "SLURM_HOSTFILE=/x" };
+	struct de_layout_in in = { .get = arr_get, .ctx = env, .cfg = &cfg, .step_id = -1,
+				   .local_tasks = -1, .task0_host = host,
+				   .task0_from = "SLURM_HOSTFILE=/x" };
 
 	memset(&err, 0, sizeof(err));
 	return de_layout_compute(&in, &out, &err);
 }
 
 #define V(name) de_torch_env_get(&out, name)
+
+/* Note i contains text (NULL: no note i). */
+static const char *note_with(const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < out.nnotes; i++)
+		if (strstr(out.note[i], text) != NULL)
+			return out.note[i];
+	return NULL;
+}
+
+/* 2 nodes x 2 tasks, rank 2 on node1 under cyclic: SLURM_GTIDS 0,2. */
+static const char *cyclic_env[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=2",
+	"SLURM_LOCALID=1", "SLURM_NODEID=0", "SLURM_STEP_NUM_TASKS=4",
+	"SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NODELIST=node[1-2]",
+	"SLURM_STEP_TASKS_PER_NODE=2(x2)", "SLURM_DISTRIBUTION=cyclic", "SLURM_GTIDS=0,2", NULL };
+
+static int run_in(struct de_layout_in *in)
+{
+	in->get = arr_get;
+	in->cfg = &cfg;
+	memset(&err, 0, sizeof(err));
+	return de_layout_compute(in, &out, &err);
+}
+
+static void ports_and_notes(void)
+{
+	const char *base[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=5", "SLURM_PROCID=0",
+		"SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_STEP_NUM_TASKS=4",
+		"SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NODELIST=node[1-2]",
+		"SLURM_STEP_TASKS_PER_NODE=2(x2)", "SLURM_GTIDS=0,1", NULL, NULL };
+	const size_t extra = sizeof(base) / sizeof(base[0]) - 2;
+	struct de_layout_in in = { .step_id = -1, .local_tasks = -1 };
+	char want[32];
+	uint16_t p = 0;
+
+	/* Slurm's reserved ports. */
+	ok(de_resv_ports_first("V", "12001-12002", &p, &err) == 0 && p == 12001, "first of a range");
+	ok(de_resv_ports_first("V", "12005,12001-12002", &p, &err) == 0 && p == 12005,
+	   "first of a list, as Slurm wrote it");
+	ok(de_resv_ports_first("V", "7", &p, &err) == 0 && p == 7, "one port");
+	ok(de_resv_ports_first("V", "", &p, &err) == -1, "empty refused");
+	is_str(err.msg, "V is empty (expected Slurm's reserved ports, e.g. \"12001-12002\")",
+	       "empty: says what was expected");
+	ok(de_resv_ports_first("V", "12002-12001", &p, &err) == -1, "inverted range refused");
+	ok(de_resv_ports_first("V", "12001-", &p, &err) == -1, "open range refused");
+	ok(de_resv_ports_first("V", "12001,", &p, &err) == -1, "trailing comma refused");
+	ok(de_resv_ports_first("V", "0-3", &p, &err) == -1, "port 0 refused");
+	ok(de_resv_ports_first("V", "70000", &p, &err) == -1, "port above 65535 refused");
+	ok(de_resv_ports_first("V", "12001-12002x", &p, &err) == -1, "trailing junk refused");
+	is_str(err.msg, "V=\"12001-12002x\": malformed at position 11 (expected ports 1..65535 as N or N-M, comma-separated, e.g. \"12001-12002\")",
+	       "malformed: the position and the form");
+
+	/* The ephemeral range. */
+	{
+		uint16_t lo = 0, hi = 0;
+
+		ok(de_ephemeral_parse("32768\t60999\n", &lo, &hi, &err) == 0 && lo == 32768 &&
+		   hi == 60999, "ip_local_port_range parsed");
+		ok(de_ephemeral_parse("1024 65535", &lo, &hi, &err) == 0 && lo == 1024 && hi == 65535,
+		   "spaces too");
+		ok(de_ephemeral_parse("60999\t32768\n", &lo, &hi, &err) == -1, "inverted refused");
+		ok(de_ephemeral_parse("32768\n", &lo, &hi, &err) == -1, "one number refused");
+		ok(de_port_ranges_overlap(20000, 29399, 32768, 60999) == 0, "default range clear of Linux's");
+		ok(de_port_ranges_overlap(20000, 40000, 32768, 60999) == 1, "overlap seen");
+		ok(de_port_ranges_overlap(60999, 61000, 32768, 60999) == 1, "one shared port is overlap");
+	}
+
+	in.ctx = base;
+	ok(run_in(&in) == 0, "hash: computes: %s", err.msg);
+	snprintf(want, sizeof(want), "%u", de_port_for(42, 5, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
+	is_str(V("MASTER_PORT"), want, "no reserved ports: the hash");
+	ok(note_with("no ports reserved by Slurm") != NULL, "the note says where the port came from");
+	ok(note_with("contiguous") == NULL, "block ranks: no rank-order note");
+	ok(V("TORCHELASTIC_RUN_ID") == NULL, "no TORCHELASTIC_RUN_ID unless asked");
+	ok(V("TORCHELASTIC_USE_AGENT_STORE") == NULL, "never TORCHELASTIC_USE_AGENT_STORE");
+
+	base[extra] = "SLURM_STEP_RESV_PORTS=12003-12005";
+	ok(run_in(&in) == 0, "reserved ports: computes: %s", err.msg);
+	is_str(V("MASTER_PORT"), "12003", "MASTER_PORT = the step's first reserved port");
+	ok(note_with("the step's first reserved port (SLURM_STEP_RESV_PORTS=12003-12005)") != NULL,
+	   "the note names SLURM_STEP_RESV_PORTS");
+
+	cfg.port = 23456;
+	ok(run_in(&in) == 0 && strcmp(V("MASTER_PORT"), "23456") == 0 &&
+	   note_with("from --dist-port") != NULL, "--dist-port wins over the reserved ports");
+	cfg.port = 0;
+
+	base[extra] = "SLURM_STEP_RESV_PORTS=12003-";
+	ok(run_in(&in) == -1, "malformed SLURM_STEP_RESV_PORTS fails the task");
+	ok(strstr(err.msg, "SLURM_STEP_RESV_PORTS=\"12003-\": malformed") != NULL, "naming it: %s",
+	   err.msg);
+	base[extra] = NULL;
+
+	/* The batch step has no reserved ports of its own: the hash. */
+	{
+		const char *b[] = { "SLURM_JOB_ID=42", "SLURMD_NODENAME=node1",
+				    "SLURM_STEP_RESV_PORTS=12003-12005", NULL };
+		struct de_layout_in bi = { .ctx = b, .step_id = -1, .local_tasks = -1 };
+
+		snprintf(want, sizeof(want), "%u",
+			 de_port_for(42, DE_STEP_BATCH, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
+		ok(run_in(&bi) == 0 && strcmp(V("MASTER_PORT"), want) == 0,
+		   "batch step: the hash, not a step's reserved port");
+	}
+
+	/* Ephemeral ports. */
+	in.eph_lo = 32768;
+	in.eph_hi = 60999;
+	ok(run_in(&in) == 0 && note_with("ephemeral") == NULL, "default range: no ephemeral note");
+	cfg.port_max = 40000;
+	ok(run_in(&in) == 0 && note_with("the MASTER_PORT range 20000-40000 overlaps this node's ephemeral ports 32768-60999") != NULL,
+	   "a range into the ephemeral ports is reported");
+	cfg.port_max = DE_PORT_MAX_DEFAULT;
+	base[extra] = "SLURM_STEP_RESV_PORTS=40000-40001";
+	ok(run_in(&in) == 0 && note_with("MASTER_PORT 40000 is inside this node's ephemeral ports 32768-60999") != NULL,
+	   "a reserved port inside the ephemeral ports is reported");
+	base[extra] = NULL;
+	in.eph_lo = in.eph_hi = 0;
+
+	/* TORCHELASTIC_RUN_ID on request. */
+	cfg.run_id = 1;
+	ok(run_in(&in) == 0, "run_id: computes: %s", err.msg);
+	is_str(V("TORCHELASTIC_RUN_ID"), "42", "TORCHELASTIC_RUN_ID = the job id, on request");
+	cfg.run_id = 0;
+
+	/* Rank order. */
+	{
+		struct de_layout_in ci = { .ctx = cyclic_env, .step_id = -1, .local_tasks = -1 };
+		const char *nc;
+
+		ok(run_in(&ci) == 0, "cyclic: computes: %s", err.msg);
+		is_str(V("RANK"), "2", "cyclic: RANK stays SLURM_PROCID");
+		nc = note_with("not one contiguous block");
+		ok(nc != NULL && strstr(nc, "ranks on this node are 0,2") != NULL &&
+		   strstr(nc, "SLURM_DISTRIBUTION=cyclic") != NULL && strstr(nc, "-m block") != NULL,
+		   "cyclic: the note names the ranks, the distribution and the fix: %s",
+		   nc != NULL ? nc : "(none)");
+	}
+	{
+		static const uint32_t r[] = { 1, 3 }, blk[] = { 3, 2 };
+		struct de_layout_in ci = { .ctx = cyclic_env, .step_id = -1, .local_tasks = 2,
+					   .node_ranks = r, .n_node_ranks = 2 };
+
+		ok(run_in(&ci) == 0 && note_with("ranks on this node are 1,3") != NULL,
+		   "slurmstepd's ranks win over SLURM_GTIDS");
+		ci.node_ranks = blk;
+		ok(run_in(&ci) == 0 && note_with("contiguous") == NULL, "a block in any order: no note");
+		ci.n_node_ranks = 1;
+		ok(run_in(&ci) == -1, "slurmstepd's rank count must match the node's tasks");
+	}
+	{
+		uint32_t r[] = { 7, 5, 6 };
+
+		ok(de_ranks_contiguous(r, 3), "5,6,7 is one block");
+		r[0] = 8;
+		ok(!de_ranks_contiguous(r, 3), "5,6,8 is not");
+		ok(de_ranks_contiguous(r, 0), "no ranks: nothing to say");
+	}
+	{
+		const char *bad[sizeof(cyclic_env) / sizeof(cyclic_env[0])];
+		struct de_layout_in ci = { .ctx = bad, .step_id = -1, .local_tasks = -1 };
+
+		memcpy(bad, cyclic_env, sizeof(bad));
+		bad[10] = "SLURM_GTIDS=0,x";
+		ok(run_in(&ci) == -1, "malformed SLURM_GTIDS fails");
+		is_str(err.msg, "SLURM_GTIDS=\"0,x\": expected the node's task ranks, comma-separated",
+		       "naming it");
+		bad[10] = "SLURM_GTIDS=0,2,";
+		ok(run_in(&ci) == -1, "trailing comma in SLURM_GTIDS fails");
+		bad[10] = "SLURM_GTIDS=0,2,3";
+		ok(run_in(&ci) == -1, "SLURM_GTIDS must list the node's task count");
+		bad[10] = NULL;
+		ok(run_in(&ci) == 0 && note_with("contiguous") == NULL,
+		   "without SLURM_GTIDS: no rank-order judgement, no failure");
+	}
+}
 
 int main(void)
 {
@@ -59,7 +240,7 @@ int main(void)
 		is_str(V("GROUP_RANK"), "1", "GROUP_RANK = NODE_RANK");
 		is_str(V("GROUP_WORLD_SIZE"), "2", "GROUP_WORLD_SIZE = nodes");
 		is_str(V("MASTER_ADDR"), "node1", "MASTER_ADDR = first node for block distribution");
-		snprintf(port, sizeof(port), "%u", de_port_for(42, 0, 20000, 29999));
+		snprintf(port, sizeof(port), "%u", de_port_for(42, 0, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
 		is_str(V("MASTER_PORT"), port, "MASTER_PORT from job 42 step 0");
 		is_str(V("OMP_NUM_THREADS"), "1", "OMP_NUM_THREADS=1 with 2 tasks per node");
 		ok(!out.batch, "not a batch environment");
@@ -125,7 +306,7 @@ int main(void)
 		ok(run(env, -1, -1) == 0, "subset step computes");
 		is_str(V("MASTER_ADDR"), "node2", "MASTER_ADDR from the step's nodelist, not the job's");
 		ok(V("OMP_NUM_THREADS") == NULL, "no OMP_NUM_THREADS with one task per node");
-		snprintf(port, sizeof(port), "%u", de_port_for(42, 3, 20000, 29999));
+		snprintf(port, sizeof(port), "%u", de_port_for(42, 3, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
 		is_str(V("MASTER_PORT"), port, "step 3 gets its own port");
 	}
 	/* Uneven tasks per node, and the local count from slurmstepd. */
@@ -297,7 +478,7 @@ int main(void)
 		ok(out.batch && out.n == 2, "batch: two variables");
 		is_str(V("MASTER_ADDR"), "node1", "batch MASTER_ADDR = this (first) node");
 		ok(V("RANK") == NULL, "batch: no RANK");
-		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, 20000, 29999));
+		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
 		is_str(V("MASTER_PORT"), port, "batch port");
 		ok(run(nonode, -1, -1) == 0 && strcmp(V("MASTER_ADDR"), "x3") == 0,
 		   "no SLURM_STEP_ID = batch; falls back to first job node");
@@ -315,7 +496,7 @@ int main(void)
 				      "SLURM_JOB_NODELIST=node[1-2]", NULL };
 		const char *bad[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=-17", "SLURM_JOB_NODELIST=n1", NULL };
 
-		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, 20000, 29999));
+		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
 		ok(run(env, -1, -1) == 0 && out.batch && strcmp(V("MASTER_PORT"), port) == 0,
 		   "SLURM_STEP_ID=-5 is the batch step (26.05), with the batch step's port");
 		ok(run(bad, -1, -1) == -1, "SLURM_STEP_ID=-17 refused");
@@ -502,5 +683,6 @@ int main(void)
 		de_plan_line(&plan, mport, small, sizeof(small));
 		is_str(small, "MASTER_PORT", "a short buffer cuts the line, terminated");
 	}
+	ports_and_notes();
 	return tap_done();
 }

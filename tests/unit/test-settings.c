@@ -21,7 +21,7 @@ int main(void)
 	de_config_init(&c);
 	ok(c.enabled == 1 && c.force == 0 && c.port == 0, "defaults: on, no force, no fixed port");
 	is_int(c.port_min, 20000, "default port_min");
-	is_int(c.port_max, 29999, "default port_max");
+	is_int(c.port_max, 29399, "default port_max: below torchrun's own 29400 and 29500");
 
 	{
 		char *const a[] = { "default=off", "port_min=30000", "port_max=30099", "force=1" };
@@ -46,7 +46,7 @@ int main(void)
 		char *const a[] = { "bogus=1" };
 
 		ok(parse(&c, 1, a, &e) == -1, "unknown key rejected");
-		is_str(e.msg, "plugstack.conf argument \"bogus=1\": unknown key (expected default=on|off, port_min=N, port_max=N, force=0|1, check=off|auto|socket|nccl, check_path=PATH)",
+		is_str(e.msg, "plugstack.conf argument \"bogus=1\": unknown key (expected default=on|off, port_min=N, port_max=N, force=0|1, check=off|auto|socket|nccl, check_path=PATH, run_id=0|1)",
 		       "unknown key error lists the valid keys");
 	}
 	{
@@ -87,6 +87,19 @@ int main(void)
 		ok(parse(&c, 1, a, &e) == -1, "empty key rejected");
 	}
 
+	{
+		char *const a[] = { "run_id=1" };
+
+		ok(c.run_id == 0, "run_id off by default");
+		ok(parse(&c, 1, a, &e) == 0 && c.run_id == 1, "run_id=1 applied");
+	}
+	{
+		char *const a[] = { "run_id=job" };
+
+		ok(parse(&c, 1, a, &e) == -1, "run_id=job rejected");
+		is_str(e.msg, "plugstack.conf argument run_id=\"job\": expected 0|1 (or on|off, yes|no)",
+		       "run_id error names the argument and the forms");
+	}
 	{
 		char *const a[] = { "check=socket", "check_path=/opt/x/distenv-check" };
 

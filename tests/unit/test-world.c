@@ -104,5 +104,20 @@ int main(void)
 	is_str(e.msg, "on node1 (ranks 0, 1, 2, 3, 4, 5, 6, 7, ... (16 ranks)) ranks 3 and 15 both have LOCAL_RANK=3: "
 	       "not the task's index on its node ($SLURM_LOCALID)",
 	       "long rank lists are cut");
+	{
+		static const char *const nm[] = { "node1", "node2", "node3" };
+		const uint32_t block[] = { 0, 0, 1, 1 }, cyc[] = { 0, 1, 0, 1 },
+			       third[] = { 0, 0, 1, 1, 2, 1 }, odd[] = { 1, 1, 0, 0 };
+		char t[200];
+
+		ok(de_world_blocks(block, 4, nm, 2, t, sizeof(t)) == 1 && t[0] == '\0',
+		   "block: one block per node, no note");
+		ok(de_world_blocks(odd, 4, nm, 2, t, sizeof(t)) == 1,
+		   "blocks in another node order are still blocks");
+		ok(de_world_blocks(cyc, 4, nm, 2, t, sizeof(t)) == 0, "cyclic: not blocks");
+		is_str(t, "node1 has ranks 0, 2", "the first node that is not, with its ranks");
+		ok(de_world_blocks(third, 6, nm, 3, t, sizeof(t)) == 0, "one bad node among good ones");
+		is_str(t, "node2 has ranks 2, 3, 5", "that node named");
+	}
 	return tap_done();
 }
