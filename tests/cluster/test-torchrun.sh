@@ -289,7 +289,7 @@ if [[ $(cx srun --help 2>&1) == *--dist-run-id* ]]; then
 else
 	tap_skip "plugin --dist-run-id: TORCHELASTIC_RUN_ID=\$SLURM_JOB_ID" "srun --help lists no --dist-run-id (not in this build)"
 fi
-if [[ $("$EXEC" --help 2>&1) == *--run-id* ]]; then
+if [[ $(cx "$EXEC" --help 2>&1) == *--run-id* ]]; then
 	exec_run exec-runid --run-id
 	compare "distenv-exec --run-id" exec-runid exec-runid.pre values
 else
