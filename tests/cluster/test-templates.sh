@@ -83,51 +83,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Debian's torch builds need help to run torchrun, each for its own reason;
-# what follows fixes only those, and says so:
-#  - 1.13 under Python 3.11 (bookworm): torchrun dies at start (Std.from_str
-#    returns None: 3.11 no longer iterates IntFlag's 0 member): a torchrun
-#    shim.
-#  - 2.6 (trixie) and 2.14 (sid) are built without libuv, and torchrun's
-#    stores (the agent's static rendezvous, the workers' clients of it) are
-#    made with TCPStore's default use_libuv=True, which USE_LIBUV=0 does not
-#    reach: a sitecustomize on PYTHONPATH makes that default False in the
-#    agent and in every worker. (PyPI's wheels have libuv.)
-# Asked of the Python the tasks run (the root's, on another Slurm).
+# Debian's torch builds need help to run torchrun (cluster_torchrun_env
+# says which and why); the fix is said as a diagnostic.
 cluster_torch_env
-TORCHRUN_ENV=()
-if ! cx /usr/bin/python3 -c 'import sys; from torch.distributed.elastic.multiprocessing import Std; sys.exit(Std.from_str("0") is None)' >/dev/null 2>&1; then
-	cat >"$tmp/torchrun.py" <<'SHIM'
-import runpy
-from torch.distributed.elastic.multiprocessing import api
-def from_str(cls, vm):
-    if ":" in vm:
-        return {int(k): api.Std(int(v)) for k, v in (m.split(":") for m in vm.split(","))}
-    return api.Std(int(vm))
-api.Std.from_str = classmethod(from_str)
-runpy.run_module("torch.distributed.run", run_name="__main__", alter_sys=True)
-SHIM
-	export TORCHRUN="/usr/bin/python3 $tmp/torchrun.py"
-	tap_diag "torch $TORCH_VERSION: its torchrun fails under this Python (Std.from_str(\"0\") is None): LAUNCH=torchrun uses TORCHRUN=\"$TORCHRUN\""
-elif [ ${#TORCH_ENV[@]} -gt 0 ]; then
-	mkdir -p "$tmp/torchfix"
-	cat >"$tmp/torchfix/sitecustomize.py" <<'FIX'
-import importlib
-import torch.distributed as dist
-# The module, not the function torch.distributed re-exports under its name.
-rdzv = importlib.import_module("torch.distributed.rendezvous")
-st = importlib.import_module("torch.distributed.elastic.rendezvous.static_tcp_rendezvous")
-_store = dist.TCPStore
-def _no_libuv(*args, **kwargs):
-    kwargs.setdefault("use_libuv", False)
-    return _store(*args, **kwargs)
-rdzv.TCPStore = st.TCPStore = _no_libuv
-FIX
-	TORCHRUN_ENV=(PYTHONPATH="$tmp/torchfix")
-	tap_diag "torch $TORCH_VERSION: built without libuv: LAUNCH=torchrun runs with ${TORCHRUN_ENV[*]} (TCPStore without libuv in torchrun and its workers)"
-else
-	tap_diag "torch $TORCH_VERSION: LAUNCH=torchrun runs its own torchrun as it is"
-fi
+cluster_torchrun_env "$tmp"
+case $TORCHRUN_FIX in
+shim) tap_diag "torch $TORCH_VERSION: its torchrun fails under this Python (Std.from_str(\"0\") is None): LAUNCH=torchrun uses TORCHRUN=\"$TORCHRUN\"" ;;
+sitecustomize) tap_diag "torch $TORCH_VERSION: built without libuv: LAUNCH=torchrun runs with ${TORCHRUN_ENV[*]} (TCPStore without libuv in torchrun and its workers)" ;;
+*) tap_diag "torch $TORCH_VERSION: LAUNCH=torchrun runs its own torchrun as it is" ;;
+esac
 
 # GPU lines made to fit a CPU-only cluster, from the command line.
 gpu_overrides() { # TEMPLATE -> sbatch options

@@ -236,3 +236,59 @@ except RuntimeError as e:
 		tap_diag "the tasks' torch is built without libuv: its env:// needs USE_LIBUV=0 (set for the torch runs)"
 	fi
 }
+
+# cluster_torchrun_env DIR: what it takes to run the tasks' torchrun on
+# this cluster (cluster up; call cluster_torch_env first). Debian's torch
+# builds need help to run torchrun, each for its own reason; what follows
+# fixes only those, and the caller says so (TORCHRUN_FIX):
+#  - 1.13 under Python 3.11 (bookworm): torchrun dies at start (Std.from_str
+#    returns None: 3.11 no longer iterates IntFlag's 0 member): a torchrun
+#    shim (DIR/torchrun.py). TORCHRUN_FIX=shim.
+#  - 2.6 (trixie) and 2.14 (sid) are built without libuv, and torchrun's
+#    stores (the agent's static rendezvous, the workers' clients of it) are
+#    made with TCPStore's default use_libuv=True, which USE_LIBUV=0 does not
+#    reach: a sitecustomize on PYTHONPATH (DIR/torchfix) makes that default
+#    False in the agent and in every worker. (PyPI's wheels have libuv.)
+#    TORCHRUN_FIX=sitecustomize.
+# Asked of the Python the tasks run (the root's, on another Slurm). Sets
+# TORCHRUN, the command (words split on spaces; exported only when it is
+# the shim, so that the templates' own default is what runs otherwise),
+# TORCHRUN_ENV, VAR=VALUE words to run it with, and TORCHRUN_FIX (shim,
+# sitecustomize or none).
+# shellcheck disable=SC2034 # TORCHRUN_ENV, TORCHRUN_FIX are read by the test files
+cluster_torchrun_env() {
+	local dir=$1
+	TORCHRUN="/usr/bin/python3 -m torch.distributed.run"
+	TORCHRUN_ENV=()
+	TORCHRUN_FIX=none
+	if ! cx /usr/bin/python3 -c 'import sys; from torch.distributed.elastic.multiprocessing import Std; sys.exit(Std.from_str("0") is None)' >/dev/null 2>&1; then
+		cat >"$dir/torchrun.py" <<'SHIM'
+import runpy
+from torch.distributed.elastic.multiprocessing import api
+def from_str(cls, vm):
+    if ":" in vm:
+        return {int(k): api.Std(int(v)) for k, v in (m.split(":") for m in vm.split(","))}
+    return api.Std(int(vm))
+api.Std.from_str = classmethod(from_str)
+runpy.run_module("torch.distributed.run", run_name="__main__", alter_sys=True)
+SHIM
+		export TORCHRUN="/usr/bin/python3 $dir/torchrun.py"
+		TORCHRUN_FIX=shim
+	elif [ ${#TORCH_ENV[@]} -gt 0 ]; then
+		mkdir -p "$dir/torchfix"
+		cat >"$dir/torchfix/sitecustomize.py" <<'FIX'
+import importlib
+import torch.distributed as dist
+# The module, not the function torch.distributed re-exports under its name.
+rdzv = importlib.import_module("torch.distributed.rendezvous")
+st = importlib.import_module("torch.distributed.elastic.rendezvous.static_tcp_rendezvous")
+_store = dist.TCPStore
+def _no_libuv(*args, **kwargs):
+    kwargs.setdefault("use_libuv", False)
+    return _store(*args, **kwargs)
+rdzv.TCPStore = st.TCPStore = _no_libuv
+FIX
+		TORCHRUN_ENV=(PYTHONPATH="$dir/torchfix")
+		TORCHRUN_FIX=sitecustomize
+	fi
+}
