@@ -412,6 +412,10 @@ static int torchrun_rest(const struct de_layout_in *in, unsigned long job,
 	add_ul(out, "TORCHELASTIC_RESTART_COUNT", 1, n);
 	add(out, "TORCHELASTIC_MAX_RESTARTS", 1, "0");
 	add(out, "TORCH_NCCL_ASYNC_ERROR_HANDLING", 1, "1");
+	/* torch 2.14's torchrun (--signals-to-handle's default): the signals
+	 * an elastic agent a worker starts would forward to its children.
+	 * Older torch neither sets nor reads it. */
+	add(out, "TORCHELASTIC_SIGNALS_TO_HANDLE", 1, "SIGTERM,SIGINT,SIGHUP,SIGQUIT");
 	/* Only on request: it makes is_torchelastic_launched() true, and
 	 * Lightning then leaves its SLURMEnvironment (auto-requeue). */
 	if (in->cfg->run_id)

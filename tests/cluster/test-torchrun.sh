@@ -208,6 +208,10 @@ allowed() {
 			WANT="torch 2.x: 1 on both sides"
 			[ "$t" = 1 ] && [ "$d" = 1 ]
 		fi ;;
+	TORCHELASTIC_SIGNALS_TO_HANDLE)
+		WHY="torch 2.14's torchrun sets it (--signals-to-handle); distenv sets its value, which older torch neither sets nor reads"
+		WANT="distenv SIGTERM,SIGINT,SIGHUP,SIGQUIT; torchrun the same or $ABSENT"
+		[ "$d" = SIGTERM,SIGINT,SIGHUP,SIGQUIT ] && { [ "$t" = "$d" ] || [ "$t" = "$ABSENT" ]; } ;;
 	DISTENV_*)
 		WHY="distenv's own internal variables (distenv.8), nothing of torchrun's"
 		WANT="torchrun $ABSENT"

@@ -113,6 +113,8 @@ static void ports_and_notes(void)
 	ok(note_with("contiguous") == NULL, "block ranks: no rank-order note");
 	ok(V("TORCHELASTIC_RUN_ID") == NULL, "no TORCHELASTIC_RUN_ID unless asked");
 	ok(V("TORCHELASTIC_USE_AGENT_STORE") == NULL, "never TORCHELASTIC_USE_AGENT_STORE");
+	is_str(V("TORCHELASTIC_SIGNALS_TO_HANDLE"), "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+	       "TORCHELASTIC_SIGNALS_TO_HANDLE as torch 2.14's torchrun");
 
 	base[extra] = "SLURM_STEP_RESV_PORTS=12003-12005";
 	ok(run_in(&in) == 0, "reserved ports: computes: %s", err.msg);
