@@ -10,9 +10,11 @@
 #include "step.h"
 
 /* Below Linux's default ephemeral range (32768-60999), so a port chosen
- * here is not already taken by some outgoing connection on the node. */
+ * here is not already taken by some outgoing connection on the node, and
+ * below torchrun's own defaults (29400 for c10d rendezvous, 29500 for
+ * --master_port), which a torchrun started by hand on the node takes. */
 #define DE_PORT_MIN_DEFAULT 20000
-#define DE_PORT_MAX_DEFAULT 29999
+#define DE_PORT_MAX_DEFAULT 29399
 
 
 /* Validates a [min, max] range: 1024 <= min <= max <= 65535. */

@@ -59,7 +59,7 @@ int main(void)
 		is_str(V("GROUP_RANK"), "1", "GROUP_RANK = NODE_RANK");
 		is_str(V("GROUP_WORLD_SIZE"), "2", "GROUP_WORLD_SIZE = nodes");
 		is_str(V("MASTER_ADDR"), "node1", "MASTER_ADDR = first node for block distribution");
-		snprintf(port, sizeof(port), "%u", de_port_for(42, 0, 20000, 29999));
+		snprintf(port, sizeof(port), "%u", de_port_for(42, 0, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
 		is_str(V("MASTER_PORT"), port, "MASTER_PORT from job 42 step 0");
 		is_str(V("OMP_NUM_THREADS"), "1", "OMP_NUM_THREADS=1 with 2 tasks per node");
 		ok(!out.batch, "not a batch environment");
@@ -125,7 +125,7 @@ int main(void)
 		ok(run(env, -1, -1) == 0, "subset step computes");
 		is_str(V("MASTER_ADDR"), "node2", "MASTER_ADDR from the step's nodelist, not the job's");
 		ok(V("OMP_NUM_THREADS") == NULL, "no OMP_NUM_THREADS with one task per node");
-		snprintf(port, sizeof(port), "%u", de_port_for(42, 3, 20000, 29999));
+		snprintf(port, sizeof(port), "%u", de_port_for(42, 3, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
 		is_str(V("MASTER_PORT"), port, "step 3 gets its own port");
 	}
 	/* Uneven tasks per node, and the local count from slurmstepd. */
@@ -297,7 +297,7 @@ int main(void)
 		ok(out.batch && out.n == 2, "batch: two variables");
 		is_str(V("MASTER_ADDR"), "node1", "batch MASTER_ADDR = this (first) node");
 		ok(V("RANK") == NULL, "batch: no RANK");
-		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, 20000, 29999));
+		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
 		is_str(V("MASTER_PORT"), port, "batch port");
 		ok(run(nonode, -1, -1) == 0 && strcmp(V("MASTER_ADDR"), "x3") == 0,
 		   "no SLURM_STEP_ID = batch; falls back to first job node");
@@ -315,7 +315,7 @@ int main(void)
 				      "SLURM_JOB_NODELIST=node[1-2]", NULL };
 		const char *bad[] = { "SLURM_JOB_ID=42", "SLURM_STEP_ID=-17", "SLURM_JOB_NODELIST=n1", NULL };
 
-		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, 20000, 29999));
+		snprintf(port, sizeof(port), "%u", de_port_for(42, DE_STEP_BATCH, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT));
 		ok(run(env, -1, -1) == 0 && out.batch && strcmp(V("MASTER_PORT"), port) == 0,
 		   "SLURM_STEP_ID=-5 is the batch step (26.05), with the batch step's port");
 		ok(run(bad, -1, -1) == -1, "SLURM_STEP_ID=-17 refused");
