@@ -12,7 +12,7 @@ build=${DISTENV_BUILD_DIR:-$root}
 if command -v shellcheck >/dev/null; then
 	# Every shell script: by shebang, whatever its name, and every sourced
 	# library (no shebang: a "# shellcheck shell=" line in its first three).
-	mapfile -t scripts < <(cd "$root" && for f in scripts/* scripts/lib/*.sh bench/allreduce bench/rendezvous-load bench/preflight-scale tests/run tests/ansible/e2e .ci/run $(find tests templates -name '*.sh' -o -name '*.slurm'); do
+	mapfile -t scripts < <(cd "$root" && for f in scripts/* scripts/lib/*.sh bench/allreduce bench/rendezvous-load bench/preflight-scale bench/port-collisions tests/run tests/ansible/e2e .ci/run $(find tests templates -name '*.sh' -o -name '*.slurm'); do
 		[ -f "$f" ] || continue
 		{ head -1 "$f" | grep -qE '^#!.*(bash|/sh)' || head -3 "$f" | grep -q '^# shellcheck shell='; } && echo "$f"; done | sort -u)
 	for s in "${scripts[@]}"; do

@@ -3,9 +3,86 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "port.h"
 #include "tap.h"
+
+/* 1 - prod_{i<k} (1 - i/n): the odds that two of k independent uniform
+ * ports among n are equal (the birthday formula). */
+static double birthday(unsigned k, uint32_t n)
+{
+	double none = 1.0;
+	unsigned i;
+
+	for (i = 0; i < k; i++)
+		none *= 1.0 - (double)i / n;
+	return 1.0 - none;
+}
+
+/* Collisions of the default range, where jobs meet on one node: k
+ * consecutive job ids (a burst of submissions, a job array) and the ids of
+ * a busy hour should collide no more than uniformly random ports do
+ * (bench/port-collisions measures the odds). The bounds are 2 x the
+ * birthday formula's expectation over many windows (about 64 and 53
+ * collisions expected): a hash that spreads like random passes by a wide
+ * margin (Poisson odds of 2 x the mean are below 1e-9), one that piles
+ * consecutive ids onto few ports fails. */
+static void test_default_range_spread(void)
+{
+	const uint16_t min = DE_PORT_MIN_DEFAULT, max = DE_PORT_MAX_DEFAULT;
+	const uint32_t range = (uint32_t)max - min + 1, windows = 100000;
+	static uint32_t stamp[65536];
+	static unsigned short count[65536];
+	uint32_t w, job, step, distinct_jobs = 0;
+	unsigned long hits = 0, pairs = 0;
+	double bound;
+	unsigned i;
+
+	/* 100,000 windows of 4 consecutive ids, spread over Slurm's default
+	 * MaxJobId (67043328): window w starts at 1 + 661 w. */
+	for (w = 0; w < windows; w++) {
+		for (i = 0; i < 4; i++) {
+			uint16_t p = de_port_for(1 + 661 * w + i, 0, min, max);
+
+			if (stamp[p] == w + 1) {
+				hits++;
+				break;
+			}
+			stamp[p] = w + 1;
+		}
+	}
+	bound = 2 * windows * birthday(4, range);
+	ok(hits <= bound, "%u windows of 4 consecutive job ids: %lu with a collision, at most %.0f "
+	   "(2 x birthday)", windows, hits, bound);
+
+	/* The 1000 ids of a busy hour, step 0 each: pairs on one port. */
+	for (job = 3000000; job < 3001000; job++)
+		count[de_port_for(job, 0, min, max)]++;
+	for (i = min; i <= max; i++)
+		if (count[i] > 1)
+			pairs += (unsigned long)count[i] * (count[i] - 1) / 2;
+	bound = 2 * (1000.0 * 999 / 2) / range;
+	ok(pairs <= bound, "1000 consecutive job ids: %lu pairs on one port, at most %.0f "
+	   "(2 x pairs / ports)", pairs, bound);
+
+	/* Steps 0..range-1 of one job fill the range: no two alike. */
+	for (job = 7; job < 7 + 50 * 1000003u; job += 1000003u) {
+		int distinct = 1;
+
+		memset(stamp, 0, sizeof(stamp));
+		for (step = 0; step < range; step++) {
+			uint16_t p = de_port_for(job, step, min, max);
+
+			if (p < min || p > max || stamp[p])
+				distinct = 0;
+			stamp[p] = 1;
+		}
+		distinct_jobs += distinct;
+	}
+	is_int(distinct_jobs, 50, "50 jobs: steps 0..%u of each on %u distinct ports of %u-%u",
+	       range - 1, range, min, max);
+}
 
 int main(void)
 {
@@ -69,5 +146,6 @@ int main(void)
 	   collisions);
 	is_int(de_port_for(7, 3, 4000, 4000), 4000, "single-port range always gives that port");
 	ok(de_port_for(0xFFFFFFFFu, 0xFFFFFFFBu, 1024, 65535) >= 1024, "extremes stay in range");
+	test_default_range_spread();
 	return tap_done();
 }
