@@ -146,5 +146,22 @@ if [[ $out == *"distenv-check: PASS: 4 ranks"* && $out != *"contiguous"* ]] &&
 else
 	tap_fail "-m block: no rank-order note" "$out" "$(cat "$tmp/block.json" 2>/dev/null)"
 fi
+# --- a port inside a node's ephemeral ports ---------------------------------------
+# Every node is its own network namespace, with its own
+# net.ipv4.ip_local_port_range: widen node1's over the whole default range.
+eph=$(nx node1 cat /proc/sys/net/ipv4/ip_local_port_range 2>&1 | tr -s '\t ' ' ')
+if nx node1 sysctl -q -w net.ipv4.ip_local_port_range="20000 60999" >/dev/null 2>&1; then
+	out=$(cx env DISTENV_CHECK_OPTS="$OPTS" srun -N2 -n2 --dist-check=socket --dist-env=verbose true 2>&1)
+	nx node1 sysctl -q -w net.ipv4.ip_local_port_range="$eph" >/dev/null 2>&1 ||
+		tap_diag "could not restore node1's ip_local_port_range ($eph)"
+	tap_like "$out" "distenv: note: the MASTER_PORT range 20000-29399 overlaps this node's ephemeral ports 20000-60999" \
+		"node1's ephemeral ports over the range: --dist-env=verbose says so"
+	tap_like "$out" "distenv-check: PASS: 2 ranks .*; note: MASTER_PORT [0-9]+ is inside node1's ephemeral ports 20000-60999" \
+		"node1's ephemeral ports over MASTER_PORT: distenv-check's PASS line says so"
+	tap_is "$(grep -c "overlaps this node's ephemeral ports" <<<"$out")" 1 \
+		"only node1's task reports it (node2 keeps its own range)"
+else
+	tap_fail "set node1's net.ipv4.ip_local_port_range (was: $eph)"
+fi
 tap_check "cluster healthy at the end: all nodes idle, none drained" cluster_healthy
 tap_done
