@@ -13,6 +13,8 @@ int de_fail_set(struct de_fail *f, enum de_diag d, const char *fmt, ...)
 
 	f->diag = d;
 	f->from_rank0 = 0;
+	f->exclude[0] = '\0';
+	f->exclude_sure = 0;
 	va_start(ap, fmt);
 	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
 	va_end(ap);

@@ -15,6 +15,10 @@ struct de_fail {
 	enum de_diag diag;
 	int from_rank0; /* the job's verdict from rank 0, not our own view */
 	char msg[DE_ERR_MAX + 256];
+	/* The nodes the verdict blames (a hostlist expression, exclude.h),
+	 * "" when none; exclude_sure 0 when which one is not known. */
+	char exclude[256];
+	int exclude_sure;
 };
 
 int de_fail_set(struct de_fail *f, enum de_diag d, const char *fmt, ...)

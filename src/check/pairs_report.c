@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exclude.h"
 #include "json.h"
 #include "pairs.h"
 #include "pairs_report.h"
@@ -171,8 +172,32 @@ static void worst(const struct de_check *c)
 	free(top);
 }
 
+/* The resubmit hint's hosts (exclude.h), "" when the sweep blames none. */
+static int pairs_exclude(const struct de_check *c, char *hosts, size_t len, int *sure)
+{
+	const struct de_pairs_state *s = c->pairs;
+	uint32_t *idx = calloc(s->n ? s->n : 1, sizeof(*idx));
+	const char **nm = calloc(s->n ? s->n : 1, sizeof(*nm));
+	size_t n = 0, i;
+	int rc = -1;
+
+	hosts[0] = '\0';
+	*sure = 0;
+	if (idx != NULL && nm != NULL) {
+		n = de_pairs_blame(&s->v, idx, s->n, sure);
+		for (i = 0; i < n; i++)
+			nm[i] = name(c, idx[i]);
+		rc = n > 0 ? de_exclude_hosts(nm, n, hosts, len) : -1;
+	}
+	free(idx);
+	free(nm);
+	return rc == 0;
+}
+
 void de_pairs_report(const struct de_check *c)
 {
+	char hosts[256], hint[600];
+	int sure;
 	const struct de_pairs_state *s = c->pairs;
 	size_t i;
 
@@ -188,10 +213,16 @@ void de_pairs_report(const struct de_check *c)
 		printf("PASS pairs: %zu pair%s of %u nodes, none failed, no outlier (median %.2f GB/s, %.0f us; threshold %.2g x the median)\n",
 		       de_pairs_count(s->n), de_pairs_count(s->n) == 1 ? "" : "s", s->n, s->v.median_bw / 1e9,
 		       s->v.median_rtt_us, c->o.pair_threshold);
-	else
-		printf("FAIL pairs: %u of %zu pairs failed, %zu finding%s (median %.2f GB/s, %.0f us)\n",
+	else {
+		hint[0] = '\0';
+		if (pairs_exclude(c, hosts, sizeof(hosts), &sure)) {
+			snprintf(hint, sizeof(hint), " -- ");
+			de_exclude_hint(hosts, sure, hint + 4, sizeof(hint) - 4);
+		}
+		printf("FAIL pairs: %u of %zu pairs failed, %zu finding%s (median %.2f GB/s, %.0f us)%s\n",
 		       s->v.failed_pairs, de_pairs_count(s->n), s->v.nfind, s->v.nfind == 1 ? "" : "s",
-		       s->v.median_bw / 1e9, s->v.median_rtt_us);
+		       s->v.median_bw / 1e9, s->v.median_rtt_us, hint);
+	}
 	if (s->n <= DE_PAIRS_MATRIX_MAX && s->n >= 2)
 		matrices(c);
 	worst(c);
@@ -287,6 +318,8 @@ static int write_whole(const char *dir, const char *file,
 static int fill_json(const struct de_check *c, FILE *fp)
 {
 	const struct de_pairs_state *s = c->pairs;
+	char hosts[256];
+	int sure;
 	size_t i, np = de_pairs_count(s->n);
 	uint32_t x;
 
@@ -351,8 +384,15 @@ static int fill_json(const struct de_check *c, FILE *fp)
 			fprintf(fp, ", \"gbps\": %.6g, \"ratio\": %.4g", f->bw / 1e9, f->ratio);
 		fprintf(fp, ", \"pairs\": %u}", f->count);
 	}
-	fprintf(fp, "%s],\n  \"png\": {\"width\": %u, \"height\": %u},\n  \"ok\": %s\n}\n",
-		s->v.nfind ? "\n  " : "", de_pairs_png_size(s->n), de_pairs_png_size(s->n),
+	fprintf(fp, "%s],\n  \"exclude\": ", s->v.nfind ? "\n  " : "");
+	if (pairs_exclude(c, hosts, sizeof(hosts), &sure)) {
+		de_json_put(fp, hosts);
+		fprintf(fp, ",\n  \"exclude_sure\": %s", sure ? "true" : "false");
+	} else {
+		fprintf(fp, "null,\n  \"exclude_sure\": false");
+	}
+	fprintf(fp, ",\n  \"png\": {\"width\": %u, \"height\": %u},\n  \"ok\": %s\n}\n",
+		de_pairs_png_size(s->n), de_pairs_png_size(s->n),
 		s->v.ok && s->probe[0] == '\0' ? "true" : "false");
 	return 0;
 }

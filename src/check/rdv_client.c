@@ -87,6 +87,10 @@ int de_rdvc_take_abort(const uint8_t *frame, size_t len, struct de_fail *f)
 	else
 		de_fail_set(f, (enum de_diag)t.code, "%s", t.text);
 	f->from_rank0 = 1;
+	if (t.rec == DE_REC_EXCLUDE) {
+		snprintf(f->exclude, sizeof(f->exclude), "%s", t.r.exclude.hosts);
+		f->exclude_sure = t.r.exclude.sure;
+	}
 	return -1;
 }
 

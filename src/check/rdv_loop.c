@@ -58,6 +58,16 @@ void rdv_conn_close(struct rdv_server *s, struct rdv_conn *k)
 	free(k);
 }
 
+void rdv_send_frame(struct rdv_conn *k, enum de_msg type, const struct de_text *t)
+{
+	struct de_buf b = { 0 };
+	struct de_err e;
+
+	if (de_enc_text(&b, type, t, &e) == 0)
+		de_send_all(k->fd, b.data, b.len, de_now_ms() + 2000);
+	de_buf_free(&b);
+}
+
 void rdv_send_text(struct rdv_conn *k, enum de_msg type, enum de_diag code,
 		   uint32_t about, const char *text)
 {
@@ -250,7 +260,7 @@ static void linger_readable(struct rdv_server *s, struct rdv_conn *k)
 	if (rc == 1 && k->rank == -1 && type == DE_MSG_HELLO && de_dec_hello(frame, len, &h, &e) == 0) {
 		if (rdv_turned_away(s, k, &h))
 			return;
-		rdv_send_text(k, DE_MSG_ABORT, (enum de_diag)s->verdict.code, s->verdict.rank, s->verdict.text);
+		rdv_send_frame(k, DE_MSG_ABORT, &s->verdict);
 		rdv_mark_told(s, h.rank);
 	}
 	rdv_conn_close(s, k);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "budget.h"
+#include "exclude.h"
 #include "pairs.h"
 #include "rdv_server.h"
 
@@ -33,6 +34,23 @@ void rdv_keep_verdict(struct rdv_server *s, enum de_diag d, uint32_t about, cons
 	snprintf(s->verdict.text, sizeof(s->verdict.text), "%s", text);
 }
 
+/* Everyone hears the verdict kept (s->verdict, its record too). */
+static void broadcast(struct rdv_server *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->c->id.world; i++)
+		if (s->byrank[i] != NULL) {
+			rdv_send_frame(s->byrank[i], DE_MSG_ABORT, &s->verdict);
+			rdv_mark_told(s, i);
+		}
+	if (s->extra != NULL) {
+		rdv_send_frame(s->extra, DE_MSG_ABORT, &s->verdict);
+		rdv_mark_told(s, s->extra->h.rank);
+	}
+	s->done = 1;
+}
+
 static void rdv_vabort(struct rdv_server *s, enum de_diag d, uint32_t about, const char *fmt,
 		       va_list ap)
 	__attribute__((format(printf, 4, 0)));
@@ -40,20 +58,46 @@ static void rdv_vabort(struct rdv_server *s, enum de_diag d, uint32_t about, con
 		       va_list ap)
 {
 	char text[sizeof(((struct de_text *)0)->text)];
-	uint32_t i;
 
 	vsnprintf(text, sizeof(text), fmt, ap);
 	rdv_keep_verdict(s, d, about, text);
-	for (i = 0; i < s->c->id.world; i++)
-		if (s->byrank[i] != NULL) {
-			rdv_send_text(s->byrank[i], DE_MSG_ABORT, d, about, text);
-			rdv_mark_told(s, i);
-		}
-	if (s->extra != NULL) {
-		rdv_send_text(s->extra, DE_MSG_ABORT, d, about, text);
-		rdv_mark_told(s, s->extra->h.rank);
+	broadcast(s);
+}
+
+/* The blamed ranks' nodes, by Slurm's name for where the rank was placed
+ * when it is known (what --exclude takes), else the host the rank
+ * reported. Too many to fit a frame: no hint (a cut list would exclude too
+ * little). */
+static void blame_rec(struct rdv_server *s, const struct de_rdv_verdict *v, struct de_text *t)
+{
+	const struct de_rdv_rank *r = rdv_view(s);
+	const char *name[DE_RDV_BLAME_MAX];
+	size_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < v->nblame; i++) {
+		uint32_t k = v->blame[i];
+
+		if (k >= s->c->id.world)
+			continue;
+		if (s->job.expect_host != NULL && s->job.expect_host[k] != NULL)
+			name[n++] = s->job.expect_host[k];
+		else if (r[k].host != NULL)
+			name[n++] = r[k].host;
 	}
-	s->done = 1;
+	if (n == 0 || de_exclude_hosts(name, n, t->r.exclude.hosts, sizeof(t->r.exclude.hosts)))
+		return;
+	t->rec = DE_REC_EXCLUDE;
+	t->r.exclude.sure = v->blame_sure ? 1 : 0;
+}
+
+void rdv_tell(struct rdv_server *s, const struct de_rdv_verdict *v)
+{
+	if (!s->have_verdict) {
+		rdv_keep_verdict(s, v->diag, v->rank, v->text);
+		blame_rec(s, v, &s->verdict);
+	}
+	broadcast(s);
 }
 
 void rdv_abort(struct rdv_server *s, enum de_diag d, uint32_t about, const char *fmt, ...)
@@ -75,11 +119,6 @@ int rdv_abort_by(struct rdv_server *s, struct rdv_conn *k, enum de_diag d, const
 	rdv_vabort(s, d, k->h.rank, fmt, ap);
 	va_end(ap);
 	return 0;
-}
-
-static void tell(struct rdv_server *s, const struct de_rdv_verdict *v)
-{
-	rdv_abort(s, v->diag, v->rank, "%s", v->text);
 }
 
 const struct de_rdv_rank *rdv_view(struct rdv_server *s)
@@ -107,8 +146,14 @@ void rdv_abort_timeout(struct rdv_server *s)
 	if (s->phase < 0) {
 		char text[sizeof(((struct de_fail *)0)->msg)];
 
+		struct de_rdv_verdict v;
+
 		de_rdv_missing(&s->job, rdv_view(s), secs, s->rejected, text, sizeof(text));
-		rdv_abort(s, DE_D_MISSING_RANKS, 0, "%s", text);
+		v.diag = DE_D_MISSING_RANKS;
+		v.rank = 0;
+		snprintf(v.text, sizeof(v.text), "%s", text);
+		de_rdv_blame_missing(&s->job, rdv_view(s), &v);
+		rdv_tell(s, &v);
 	} else {
 		char list[1200];
 
@@ -158,7 +203,7 @@ static void pairs_phase_end(struct rdv_server *s)
 	int more;
 
 	if (de_rdv_judge_pairs_phase(rdv_view(s), s->c->id.world, s->phase, &v)) {
-		tell(s, &v);
+		rdv_tell(s, &v);
 		return;
 	}
 	rep = malloc(s->c->id.world * sizeof(*rep));
@@ -192,7 +237,7 @@ void rdv_on_report(struct rdv_server *s, struct rdv_conn *k, const struct de_tex
 	k->report = *t;
 	if (de_rdv_ends_at_once(s->phase, (enum de_diag)t->code)) {
 		de_rdv_rank_failed(&v, (uint32_t)k->rank, k->h.host, (enum de_diag)t->code, t->text);
-		tell(s, &v);
+		rdv_tell(s, &v);
 		return;
 	}
 	for (i = 0; i < s->c->id.world; i++)
@@ -204,7 +249,7 @@ void rdv_on_report(struct rdv_server *s, struct rdv_conn *k, const struct de_tex
 	}
 	/* Everyone reported: one verdict for all. */
 	if (de_rdv_judge_phase(rdv_view(s), s->c->id.world, s->phase, s->nodes, &v)) {
-		tell(s, &v);
+		rdv_tell(s, &v);
 		return;
 	}
 	next_phase(s, NULL, s->phase + 1 < s->c->nphases);

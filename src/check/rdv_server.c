@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "exclude.h"
 #include "rdv_server.h"
 #include "rendezvous.h"
 
@@ -77,6 +78,16 @@ static int server_start(struct de_check *c, const struct de_fail *doom, struct d
 		snprintf(text, sizeof(text), "rank 0 on %s failed before it could join: %s",
 			 c->id.host, doom->msg);
 		rdv_keep_verdict(s, doom->diag, 0, text);
+		if (de_rdv_node_fault(doom->diag)) {
+			const char *me = c->id.expect_host != NULL && c->id.expect_host[0] != NULL ?
+				c->id.expect_host[0] : c->id.host;
+
+			if (de_exclude_hosts(&me, 1, s->verdict.r.exclude.hosts,
+					     sizeof(s->verdict.r.exclude.hosts)) == 0) {
+				s->verdict.rec = DE_REC_EXCLUDE;
+				s->verdict.r.exclude.sure = 1;
+			}
+		}
 		rdv_mark_told(s, 0);
 		s->done = 1;
 	}

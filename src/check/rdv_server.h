@@ -57,6 +57,8 @@ struct rdv_server {
 /* rdv_loop.c */
 void *rdv_main(void *arg); /* the server thread: arg is the struct rdv_server */
 void rdv_conn_close(struct rdv_server *s, struct rdv_conn *k);
+/* One frame of t (its record too) to k. */
+void rdv_send_frame(struct rdv_conn *k, enum de_msg type, const struct de_text *t);
 void rdv_send_text(struct rdv_conn *k, enum de_msg type, enum de_diag code,
 		   uint32_t about, const char *text);
 
@@ -76,6 +78,9 @@ int rdv_abort_by(struct rdv_server *s, struct rdv_conn *k, enum de_diag d, const
 /* The budget ran out: the ranks that never came, or never reported. */
 void rdv_abort_timeout(struct rdv_server *s);
 void rdv_keep_verdict(struct rdv_server *s, enum de_diag d, uint32_t about, const char *text);
+/* The verdict v (rdv_verdict.h), with the nodes it blames, told to
+ * everyone. */
+void rdv_tell(struct rdv_server *s, const struct de_rdv_verdict *v);
 void rdv_mark_told(struct rdv_server *s, uint32_t rank);
 /* The ranks as rdv_verdict.h sees them, from the connections. */
 const struct de_rdv_rank *rdv_view(struct rdv_server *s);

@@ -16,8 +16,10 @@
 #include "auth.h"
 #include "backend.h"
 #include "hostlist.h"
+#include "exclude.h"
 #include "json.h"
 #include "port.h"
+#include "rdv_verdict.h"
 #include "report.h"
 #include "world.h"
 
@@ -26,10 +28,40 @@ static const char *backend_name(const struct de_check *c)
 	return c->be != NULL ? c->be->name : "none";
 }
 
+/* The nodes the failure blames: rank 0's word, or this rank's own node
+ * when the fault is its own and rank 0 never heard it (Slurm's name for
+ * it where the task has it). 0 when none. */
+static int fail_exclude(const struct de_check *c, const struct de_fail *f, char *hosts,
+			size_t len, int *sure)
+{
+	const char *me = getenv("SLURMD_NODENAME");
+
+	hosts[0] = '\0';
+	*sure = 0;
+	if (f->exclude[0] != '\0') {
+		snprintf(hosts, len, "%s", f->exclude);
+		*sure = f->exclude_sure;
+	} else if (!f->from_rank0 && de_rdv_node_fault(f->diag) && !c->id.simulated) {
+		if (me == NULL || *me == '\0')
+			me = c->id.host;
+		if (de_exclude_hosts(&me, 1, hosts, len))
+			return 0;
+		*sure = 1;
+	}
+	return hosts[0] != '\0';
+}
+
 void de_report_fail(const struct de_check *c, const struct de_fail *f)
 {
+	char hosts[sizeof(f->exclude)], hint[sizeof(f->exclude) * 2 + 96] = "", sep[8] = "";
+	int sure, ex = fail_exclude(c, f, hosts, sizeof(hosts), &sure);
+
+	if (ex) {
+		de_exclude_hint(hosts, sure, hint, sizeof(hint));
+		snprintf(sep, sizeof(sep), " -- ");
+	}
 	if (c->o.json) {
-		char msg[sizeof(f->msg) * 2];
+		char msg[sizeof(f->msg) * 2], xj[sizeof(hosts) * 2 + 64] = "null";
 
 		char rank[16] = "null", world[16] = "null";
 
@@ -38,18 +70,24 @@ void de_report_fail(const struct de_check *c, const struct de_fail *f)
 			snprintf(rank, sizeof(rank), "%u", c->id.rank);
 		if (c->id.world != 0)
 			snprintf(world, sizeof(world), "%u", c->id.world);
+		if (ex) {
+			char esc[sizeof(hosts) * 2];
+
+			de_json_escape(hosts, esc, sizeof(esc));
+			snprintf(xj, sizeof(xj), "\"%s\",\"exclude_sure\":%s", esc, sure ? "true" : "false");
+		}
 		de_json_escape(f->msg, msg, sizeof(msg));
 		printf("{\"rank\":%s,\"world\":%s,\"node\":\"%s\",\"ok\":false,"
-		       "\"diagnosis\":\"%s\",\"message\":\"%s\",\"hint\":\"%s\"}\n",
+		       "\"diagnosis\":\"%s\",\"message\":\"%s\",\"hint\":\"%s\",\"exclude\":%s}\n",
 		       rank, world, c->id.host, de_diag_name(f->diag), msg,
-		       de_diag_hint(f->diag));
+		       de_diag_hint(f->diag), xj);
 	} else if (!c->id.have_rank) {
 		/* No rank yet: the environment itself is the problem. */
-		printf("distenv-check: node=%s FAIL %s: %s -- %s\n", c->id.host,
-		       de_diag_name(f->diag), f->msg, de_diag_hint(f->diag));
+		printf("distenv-check: node=%s FAIL %s: %s -- %s%s%s\n", c->id.host,
+		       de_diag_name(f->diag), f->msg, de_diag_hint(f->diag), sep, hint);
 	} else {
-		printf("[rank %u/%u] node=%s FAIL %s: %s -- %s\n", c->id.rank, c->id.world,
-		       c->id.host, de_diag_name(f->diag), f->msg, de_diag_hint(f->diag));
+		printf("[rank %u/%u] node=%s FAIL %s: %s -- %s%s%s\n", c->id.rank, c->id.world,
+		       c->id.host, de_diag_name(f->diag), f->msg, de_diag_hint(f->diag), sep, hint);
 	}
 	fflush(stdout);
 }
@@ -300,6 +338,8 @@ int de_report_summary(const struct de_check *c, const char *path, const struct d
 		      size_t count, double elapsed_ms, struct de_err *err)
 {
 	char tmp[4096], msg[sizeof(f->msg) * 2], hl[512] = "", note[sizeof(((struct check_notes *)0)->text[0]) * 2];
+	char hosts[sizeof(f->exclude)] = "", esc[sizeof(f->exclude) * 2] = "";
+	int sure = 0, ex = f != NULL && fail_exclude(c, f, hosts, sizeof(hosts), &sure);
 	uint32_t lo = 0, hi = 0;
 	int ok = f == NULL || f->diag == DE_OK;
 	struct check_notes nt;
@@ -315,17 +355,21 @@ int de_report_summary(const struct de_check *c, const char *path, const struct d
 	if (c->peers.world > 0)
 		node_hostlist(c, hl, sizeof(hl), &lo, &hi);
 	check_notes(c, &nt);
+	if (ex)
+		de_json_escape(hosts, esc, sizeof(esc));
 	de_json_escape(ok ? "" : f->msg, msg, sizeof(msg));
 	fprintf(fp, "{\"ok\":%s,\"diagnosis\":%s%s%s,\"message\":\"%s\",\"hint\":\"%s\","
 		"\"ranks\":%u,\"nodes\":%u,\"node_list\":\"%s\",\"ranks_per_node\":[%u,%u],\"mode\":\"%s\",\"backend\":\"%s\","
 		"\"dtype\":\"%s\",\"count\":%zu,\"rendezvous_ms\":%.0f,\"probe_ms\":%.0f,"
-		"\"connect_ms\":%.0f,\"check_ms\":%.0f,\"elapsed_ms\":%.0f,\"ranks_contiguous\":%s,\"notes\":[",
+		"\"connect_ms\":%.0f,\"check_ms\":%.0f,\"elapsed_ms\":%.0f,\"ranks_contiguous\":%s,"
+		"\"exclude\":%s%s%s,\"exclude_sure\":%s,\"notes\":[",
 		ok ? "true" : "false", ok ? "" : "\"", ok ? "null" : de_diag_name(f->diag),
 		ok ? "" : "\"", msg, ok ? "" : de_diag_hint(f->diag), c->id.world,
 		de_peers_nodes(&c->peers), hl, lo, hi, c->o.bench ? "bench" : "check", backend_name(c),
 		de_dtype_name(c->o.dtype), c->o.bench ? 0 : count, c->net.rdv_ms, c->net.probe_ms,
 		c->net.connect_ms, c->net.check_ms, elapsed_ms,
-		nt.blocks < 0 ? "null" : nt.blocks ? "true" : "false");
+		nt.blocks < 0 ? "null" : nt.blocks ? "true" : "false",
+		ex ? "\"" : "", ex ? esc : "null", ex ? "\"" : "", ex && sure ? "true" : "false");
 	for (i = 0; i < nt.n; i++) {
 		de_json_escape(nt.text[i], note, sizeof(note));
 		fprintf(fp, "%s\"%s\"", i ? "," : "", note);

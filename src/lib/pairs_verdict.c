@@ -258,3 +258,33 @@ int de_pairs_pair_named(const struct de_pairs_verdict *v, const struct de_pair_r
 			return 1;
 	return 0;
 }
+
+static size_t add_node(uint32_t *out, size_t n, size_t cap, uint32_t x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (out[i] == x)
+			return n;
+	if (n < cap)
+		out[n++] = x;
+	return n;
+}
+
+size_t de_pairs_blame(const struct de_pairs_verdict *v, uint32_t *out, size_t cap, int *sure)
+{
+	size_t i, n = 0;
+
+	*sure = 1;
+	for (i = 0; i < v->nfind; i++)
+		if (v->find[i].kind == DE_FIND_NODE_FAIL || v->find[i].kind == DE_FIND_SLOW_NODE)
+			n = add_node(out, n, cap, v->find[i].a);
+	if (n > 0)
+		return n;
+	*sure = 0;
+	for (i = 0; i < v->nfind; i++) {
+		n = add_node(out, n, cap, v->find[i].a);
+		n = add_node(out, n, cap, v->find[i].b);
+	}
+	return n;
+}

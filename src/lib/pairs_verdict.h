@@ -73,6 +73,12 @@ int de_pairs_judge(uint32_t n, const struct de_pair_result *pairs,
 		   double threshold, struct de_pairs_verdict *v, struct de_err *err);
 void de_pairs_verdict_free(struct de_pairs_verdict *v);
 
+/* The nodes v blames, for the resubmit hint (exclude.h): failing and
+ * slow nodes, sure; when there are none, the nodes of the failing or slow
+ * links, whose culprit the retest did not isolate, not sure. Indices into
+ * out (cap of them, each once); returns how many. */
+size_t de_pairs_blame(const struct de_pairs_verdict *v, uint32_t *out, size_t cap, int *sure);
+
 /* Is node x named (failing or slow) by v? For the matrix's marks. */
 int de_pairs_node_named(const struct de_pairs_verdict *v, uint32_t x);
 /* Is pair {a,b} named as a failing or slow link, or failed at all? */

@@ -20,7 +20,7 @@
  * 3: HELLO and PEERS carry the node probe's port.
  * 4: REPORT and GO carry a record (the probe's and the pair sweep's
  *    results, the sweep's rounds) after their text. */
-#define DE_PROTO_VERSION 4
+#define DE_PROTO_VERSION 5
 #define DE_PROTO_HDR 12
 /* What a peer may send to rank 0: small (a text and a record). Only rank
  * 0's peer table, read by ranks that already trust MASTER_ADDR, may be
@@ -102,6 +102,7 @@ enum de_rec {
 	DE_REC_UNREACHED = 1, /* REPORT of the node probe: the ranks it failed to reach */
 	DE_REC_PAIR = 2,      /* REPORT of a sweep round: the pair this node measured */
 	DE_REC_ROUND = 3,     /* GO of the sweep: what comes next */
+	DE_REC_EXCLUDE = 4,   /* ABORT: the nodes at fault, for srun/sbatch --exclude= */
 };
 /* One record's lists, at most: rank 0 keeps each rank's last report, so
  * these are bytes per rank there. The probe's words name fewer nodes than
@@ -135,6 +136,14 @@ struct de_unreached_rec {
 	uint32_t rank[DE_PROTO_MAX_UNREACHED]; /* each the first rank of a node */
 };
 
+/* The nodes a verdict blames, as a hostlist expression (node[3,7]);
+ * sure = 0 when one of them is at fault and which is not known (both
+ * ends of a failing connection). */
+struct de_exclude_rec {
+	uint8_t sure;
+	char hosts[DE_PROTO_MAX_STR + 1];
+};
+
 struct de_text { /* REJECT, ABORT, REPORT, GO */
 	enum de_msg type; /* set by de_dec_text to the frame's; de_enc_text takes it as an argument */
 	uint16_t code; /* REPORT: 0 ok, else a diagnosis code; ABORT: diagnosis code */
@@ -146,6 +155,7 @@ struct de_text { /* REJECT, ABORT, REPORT, GO */
 		struct de_unreached_rec unreached;
 		struct de_pair_rec pair;
 		struct de_round_rec round;
+		struct de_exclude_rec exclude;
 	} r;
 };
 

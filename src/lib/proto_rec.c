@@ -35,6 +35,8 @@ static int rec_allowed(enum de_msg type, uint8_t rec)
 		return type == DE_MSG_REPORT;
 	case DE_REC_ROUND:
 		return type == DE_MSG_GO;
+	case DE_REC_EXCLUDE:
+		return type == DE_MSG_ABORT;
 	}
 	return 0;
 }
@@ -84,6 +86,11 @@ int de_w_put_rec(struct de_buf *b, enum de_msg type, const struct de_text *t, st
 			de_w_put_u32(b, g->job[i].with);
 		}
 		break;
+	case DE_REC_EXCLUDE:
+		if (t->r.exclude.sure > 1)
+			return de_errf(err, "exclude record: sure is %u, expected 0 or 1", t->r.exclude.sure);
+		de_w_put_u8(b, t->r.exclude.sure);
+		return de_w_put_str(b, "exclude record's hosts", t->r.exclude.hosts, DE_PROTO_MAX_STR, err);
 	}
 	return 0;
 }
@@ -132,6 +139,15 @@ int de_w_get_rec(struct de_rd *r, enum de_msg type, struct de_text *t, struct de
 			g->job[i].node = de_w_get_u32(r);
 			g->job[i].with = de_w_get_u32(r);
 		}
+		break;
+	case DE_REC_EXCLUDE:
+		t->r.exclude.sure = de_w_get_u8(r);
+		de_w_get_str(r, t->r.exclude.hosts, DE_PROTO_MAX_STR);
+		if (r->bad)
+			return 0;
+		if (t->r.exclude.sure > 1)
+			return de_errf(err, "ABORT's exclude record: sure is %u, expected 0 or 1",
+				       t->r.exclude.sure);
 		break;
 	}
 	return 0;

@@ -41,12 +41,44 @@ int de_rdv_probe_names(const struct de_rdv_rank *r, uint32_t world, uint32_t pro
 	return 0;
 }
 
+int de_rdv_node_fault(enum de_diag d)
+{
+	return d == DE_D_HOST_LOOPBACK || d == DE_D_NCCL_MISSING;
+}
+
+static void blame(struct de_rdv_verdict *v, uint32_t rank)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nblame; i++)
+		if (v->blame[i] == rank)
+			return;
+	if (v->nblame < DE_RDV_BLAME_MAX)
+		v->blame[v->nblame++] = rank;
+}
+
 void de_rdv_rank_failed(struct de_rdv_verdict *v, uint32_t rank, const char *host,
 			enum de_diag d, const char *text)
 {
 	v->diag = d;
 	v->rank = rank;
+	v->nblame = 0;
+	v->blame_sure = 1;
+	if (de_rdv_node_fault(d))
+		blame(v, rank);
 	snprintf(v->text, sizeof(v->text), "rank %u on %s: %s", rank, host, text);
+}
+
+void de_rdv_blame_missing(const struct de_rdv_job *j, const struct de_rdv_rank *r,
+			  struct de_rdv_verdict *v)
+{
+	uint32_t i;
+
+	v->nblame = 0;
+	v->blame_sure = 1;
+	for (i = 0; i < j->world && j->expect_host != NULL; i++)
+		if (!r[i].joined && j->expect_host[i] != NULL)
+			blame(v, i);
 }
 
 void de_rdv_judge_probe(const struct de_rdv_rank *r, uint32_t world, uint32_t probers,
@@ -90,6 +122,20 @@ void de_rdv_judge_probe(const struct de_rdv_rank *r, uint32_t world, uint32_t pr
 		}
 	}
 	v->rank = 0;
+	v->nblame = 0;
+	v->blame_sure = 0;
+	/* Both ends of every failing connection: which end is at fault is not
+	 * known, unless every other node fails to reach one (below). */
+	for (i = 0; i < world; i++) {
+		const struct de_unreached_rec *u = r[i].unreached;
+
+		if (r[i].diag == DE_OK)
+			continue;
+		blame(v, i);
+		for (j = 0; u != NULL && j < u->n && j < DE_PROTO_MAX_UNREACHED; j++)
+			if (u->rank[j] < world)
+				blame(v, u->rank[j]);
+	}
 	if (bulk == failed) {
 		v->diag = DE_D_BULK_STALL;
 		snprintf(v->text, sizeof(v->text),
@@ -97,12 +143,20 @@ void de_rdv_judge_probe(const struct de_rdv_rank *r, uint32_t world, uint32_t pr
 		return;
 	}
 	v->diag = d;
-	if (max > 0 && max + 1 >= probers && probers > 2)
+	if (max > 0 && max + 1 >= probers && probers > 2) {
+		v->nblame = 0;
+		v->blame_sure = 1;
+		for (i = 0; i < world; i++)
+			if (r[i].host != NULL && strcmp(r[i].host, worst) == 0) {
+				blame(v, i);
+				break;
+			}
 		snprintf(v->text, sizeof(v->text),
 			 "%s accepts no new TCP connections on its data port from any other node (%s): %s",
 			 worst, from, msg);
-	else
+	} else {
 		snprintf(v->text, sizeof(v->text), "data connections between nodes fail: %s", msg);
+	}
 }
 
 int de_rdv_judge_phase(const struct de_rdv_rank *r, uint32_t world, int phase,

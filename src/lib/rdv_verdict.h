@@ -33,12 +33,21 @@ struct de_rdv_rank {
 	const struct de_unreached_rec *unreached; /* the probe's: whom it failed to reach, or NULL */
 };
 
+#define DE_RDV_BLAME_MAX 64u
+
 /* The job's verdict: one diagnosis, the rank it is about, the words every
  * rank prints (as long as an ABORT frame carries). */
 struct de_rdv_verdict {
 	enum de_diag diag;
 	uint32_t rank;
 	char text[sizeof(((struct de_text *)0)->text)];
+	/* The ranks whose nodes the verdict blames (the resubmit hint,
+	 * exclude.h), and whether it is sure: 0 when one of them is at fault
+	 * and which is not known. None for what no node is to blame for (a
+	 * wrong LOCAL_RANK, a usage error). */
+	uint32_t nblame;
+	uint32_t blame[DE_RDV_BLAME_MAX];
+	int blame_sure;
 };
 
 /* A report of a collective (phase > 0) that failed ends the job at once:
@@ -58,7 +67,15 @@ int de_rdv_probe_goes_on(enum de_diag d);
 int de_rdv_probe_names(const struct de_rdv_rank *r, uint32_t world, uint32_t prober,
 		       const char *host);
 
-/* "rank R on HOST: TEXT", about R. */
+/* Is d a fault of the node the rank runs on (its own name resolves to
+ * loopback, its NCCL does not load), rather than of the job or a link? */
+int de_rdv_node_fault(enum de_diag d);
+/* The ranks that never joined and whose node Slurm named (j->expect_host),
+ * blamed as sure: a node whose ranks never came. */
+void de_rdv_blame_missing(const struct de_rdv_job *j, const struct de_rdv_rank *r,
+			  struct de_rdv_verdict *v);
+
+/* "rank R on HOST: TEXT", about R; R blamed when d is a node fault. */
 void de_rdv_rank_failed(struct de_rdv_verdict *v, uint32_t rank, const char *host,
 			enum de_diag d, const char *text);
 /* The probe's failures (r[0..world) all reported, one prober per node,

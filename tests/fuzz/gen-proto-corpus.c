@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	emit("go", &b, de_enc_text(&b, DE_MSG_GO, &t, &err), &err);
 
-	/* The records: the probe's, a pair's, the sweep's rounds. */
+	/* The records: the probe's, a pair's, the sweep's rounds, a verdict's nodes. */
 	t.rec = DE_REC_UNREACHED;
 	t.r.unreached.n = 3;
 	for (i = 0; i < 3; i++)
@@ -155,6 +155,13 @@ int main(int argc, char **argv)
 	t.r.round.njobs = 0;
 	t.r.round.failed = 1;
 	emit("go-end", &b, de_enc_text(&b, DE_MSG_GO, &t, &err), &err);
+	memset(&t, 0, sizeof(t));
+	t.rec = DE_REC_EXCLUDE;
+	t.code = 15;
+	t.r.exclude.sure = 1;
+	snprintf(t.r.exclude.hosts, sizeof(t.r.exclude.hosts), "node[3,7]");
+	snprintf(t.text, sizeof(t.text), "node3 accepts no new TCP connections");
+	emit("abort-exclude", &b, de_enc_text(&b, DE_MSG_ABORT, &t, &err), &err);
 	memset(&t, 0, sizeof(t));
 
 	/* DATA: a bulk probe's and a ring connection. */

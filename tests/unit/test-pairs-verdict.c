@@ -79,6 +79,12 @@ int main(void)
 	healthy(5);
 	ok(de_pairs_judge(5, P, NULL, 0, 0.5, &v, &e) == 0, "judge a healthy 5-node sweep");
 	ok(v.ok && v.nfind == 0 && v.failed_pairs == 0 && v.measured_pairs == 10, "healthy: ok, nothing named, 10 pairs");
+	{
+		uint32_t b[8];
+		int sure = 0;
+
+		ok(de_pairs_blame(&v, b, 8, &sure) == 0, "healthy: nobody blamed");
+	}
 	ok(v.median_bw == 1e9 && v.median_rtt_us == 50, "healthy: median 1 GB/s, 50 us");
 	de_pairs_verdict_free(&v);
 
@@ -92,6 +98,13 @@ int main(void)
 				pair(x, 2, y)->bw_ab = pair(x, 2, y)->bw_ba = 1e8;
 		de_pairs_judge(x, P, NULL, 0, 0.5, &v, &e);
 		is_str(findings(&v), "slow-node:2", "%u nodes, node 2 rate-limited: node 2 slow, nobody else", x);
+		{
+			uint32_t b[8];
+			int sure = 0;
+			size_t nb = de_pairs_blame(&v, b, 8, &sure);
+
+			ok(nb == 1 && b[0] == 2 && sure, "... blamed: node 2 alone, sure");
+		}
 		ok(!v.ok && v.find[0].ratio < 0.2, "... not ok, its ratio %.2f", v.nfind ? v.find[0].ratio : -1);
 		de_pairs_verdict_free(&v);
 	}
@@ -100,6 +113,14 @@ int main(void)
 	pair(5, 1, 3)->bw_ba = 2e8;
 	de_pairs_judge(5, P, NULL, 0, 0.5, &v, &e);
 	is_str(findings(&v), "slow-link:1-3", "one slow pair, its nodes fine elsewhere: a slow link");
+	{
+		uint32_t b[8];
+		int sure = 1;
+		size_t nb = de_pairs_blame(&v, b, 8, &sure);
+
+		ok(nb == 2 && b[0] == 1 && b[1] == 3 && !sure,
+		   "a slow link: both its nodes blamed, not sure which");
+	}
 	de_pairs_verdict_free(&v);
 	/* Thresholds are relative: 0.6x passes at 0.5, not at 0.7. */
 	healthy(5);

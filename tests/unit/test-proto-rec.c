@@ -142,9 +142,48 @@ static void test_pair_messages(void)
 	   "the sink's 24-byte answer and back");
 }
 
+/* ABORT's record: the nodes a verdict blames. */
+static void test_exclude(void)
+{
+	struct de_err e = { "" };
+	struct de_buf b = { 0 };
+	size_t at;
+
+	memset(&t, 0, sizeof(t));
+	t.rec = DE_REC_EXCLUDE;
+	t.code = 15;
+	t.r.exclude.sure = 1;
+	snprintf(t.r.exclude.hosts, sizeof(t.r.exclude.hosts), "node[3,7]");
+	snprintf(t.text, sizeof(t.text), "node3 accepts no new TCP connections");
+	ok(round_trip(DE_MSG_ABORT, &e) == 0, "an ABORT with the nodes it blames: %s", e.msg);
+	ok(u.rec == DE_REC_EXCLUDE && u.r.exclude.sure == 1 &&
+	   strcmp(u.r.exclude.hosts, "node[3,7]") == 0 && strcmp(u.text, t.text) == 0,
+	   "... the hosts and sure back, and the words");
+	t.r.exclude.sure = 0;
+	ok(round_trip(DE_MSG_ABORT, &e) == 0 && u.r.exclude.sure == 0, "... not sure, too");
+	ok(round_trip(DE_MSG_REPORT, &e) == -1 && strstr(e.msg, "cannot carry") != NULL,
+	   "the exclude record in a REPORT: refused (%s)", e.msg);
+	ok(round_trip(DE_MSG_GO, &e) == -1, "... and in a GO");
+	t.r.exclude.sure = 2;
+	ok(round_trip(DE_MSG_ABORT, &e) == -1 && strstr(e.msg, "sure is 2") != NULL,
+	   "sure outside 0..1: refused by the encoder (%s)", e.msg);
+	/* Forged: sure 2 on the wire, the decoder says no. */
+	t.r.exclude.sure = 1;
+	ok(de_enc_text(&b, DE_MSG_ABORT, &t, &e) == 0, "encode one to forge");
+	/* The record follows the text: its sure byte is the one before the
+	 * hosts' length and bytes. */
+	at = b.len - strlen(t.r.exclude.hosts) - 2 - 1;
+	ok(b.data[at] == 1, "the sure byte found where the layout puts it");
+	b.data[at] = 2;
+	ok(de_dec_text(b.data, b.len, &u, &e) == -1 && strstr(e.msg, "sure is 2") != NULL,
+	   "a forged sure byte: refused by the decoder (%s)", e.msg);
+	de_buf_free(&b);
+}
+
 int main(void)
 {
 	test_records();
+	test_exclude();
 	test_forged();
 	test_pair_messages();
 	return tap_done();

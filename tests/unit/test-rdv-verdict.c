@@ -203,6 +203,63 @@ static void test_probe(void)
 	ok(v.diag == DE_D_PEER_REFUSED, "a bulk stall and a refusal: not a bulk stall");
 }
 
+/* The ranks v blames, as "r1 r2 ... sure|unsure". */
+static const char *blamed(const struct de_rdv_verdict *v)
+{
+	static char out[256];
+	size_t off = 0;
+	uint32_t i;
+
+	out[0] = '\0';
+	for (i = 0; i < v->nblame; i++)
+		off += (size_t)snprintf(out + off, sizeof(out) - off, "%u ", v->blame[i]);
+	snprintf(out + off, sizeof(out) - off, "%s", v->nblame ? (v->blame_sure ? "sure" : "unsure") : "none");
+	return out;
+}
+
+static void test_blame(void)
+{
+	struct de_rdv_verdict v;
+	const char *to3 = "n3 (10.0.0.3:4000) timed out";
+	struct de_rdv_job j = { 4, "a0", 29500, NULL, NULL };
+	char *const expect[] = { "a0", "a1", "a2", "a3" };
+
+	all_ok(4, 1);
+	probe(0, DE_D_PEER_TIMEOUT, to3, 3, 4);
+	probe(1, DE_D_PEER_TIMEOUT, to3, 3, 4);
+	probe(2, DE_D_PEER_TIMEOUT, to3, 3, 4);
+	de_rdv_judge_probe(R, 4, 4, &v);
+	is_str(blamed(&v), "3 sure", "the node every other node fails to reach: blamed, sure");
+
+	all_ok(4, 1);
+	probe(0, DE_D_PEER_TIMEOUT, to3, 3, 4);
+	probe(1, DE_D_PEER_REFUSED, "n2 (10.0.0.2:4000) refused", 2, 4);
+	de_rdv_judge_probe(R, 4, 4, &v);
+	is_str(blamed(&v), "0 3 1 2 unsure", "failing connections: both ends of each, not sure which");
+
+	all_ok(3, 1);
+	probe(0, DE_D_BULK_STALL, "n1 (10.0.0.1:4000) stalled", 1, 3);
+	de_rdv_judge_probe(R, 3, 3, &v);
+	is_str(blamed(&v), "0 1 unsure", "a bulk stall: both ends, not sure");
+
+	de_rdv_rank_failed(&v, 2, "n2", DE_D_HOST_LOOPBACK, "n2 resolves to 127.0.1.1");
+	is_str(blamed(&v), "2 sure", "a rank whose name is loopback: its node, sure");
+	de_rdv_rank_failed(&v, 2, "n2", DE_D_NCCL_MISSING, "libnccl.so.2 not found");
+	is_str(blamed(&v), "2 sure", "a rank without NCCL: its node, sure");
+	de_rdv_rank_failed(&v, 2, "n2", DE_D_LOCAL_RANK, "LOCAL_RANK=RANK");
+	is_str(blamed(&v), "none", "a wrong LOCAL_RANK: no node to blame");
+	de_rdv_rank_failed(&v, 2, "n2", DE_D_WRONG_RESULT, "3 wrong");
+	is_str(blamed(&v), "none", "a wrong sum: no node proven at fault");
+
+	all_ok(4, 1);
+	R[1].joined = R[3].joined = 0;
+	de_rdv_blame_missing(&j, R, &v);
+	is_str(blamed(&v), "none", "missing ranks, Slurm's placement unknown: nobody blamed");
+	j.expect_host = expect;
+	de_rdv_blame_missing(&j, R, &v);
+	is_str(blamed(&v), "1 3 sure", "missing ranks where Slurm placed them: those, sure");
+}
+
 static void test_pairs_phase(void)
 {
 	struct de_rdv_verdict v;
@@ -318,6 +375,7 @@ int main(void)
 	test_probe_names();
 	test_phase();
 	test_probe();
+	test_blame();
 	test_pairs_phase();
 	test_waiting();
 	test_missing();
