@@ -84,6 +84,8 @@ static void blame_rec(struct rdv_server *s, const struct de_rdv_verdict *v, stru
 			name[n++] = s->job.expect_host[k];
 		else if (r[k].host != NULL)
 			name[n++] = r[k].host;
+		else if (s->extra != NULL && s->extra->h.rank == k)
+			name[n++] = s->extra->h.host; /* failed before it could join */
 	}
 	if (n == 0 || de_exclude_hosts(name, n, t->r.exclude.hosts, sizeof(t->r.exclude.hosts)))
 		return;

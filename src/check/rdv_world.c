@@ -218,9 +218,18 @@ int rdv_on_hello(struct rdv_server *s, struct rdv_conn *k, const struct de_hello
 	/* From here on the sender is a rank of this job: a disagreement is
 	 * the job's problem, reported to everyone. */
 	k->h = *h;
-	if (h->failed != DE_OK) /* nobody waits for it */
-		return rdv_abort_by(s, k, h->failed < DE_D_COUNT ? (enum de_diag)h->failed : DE_D_INTERNAL,
-				    "rank %u on %s failed before it could join: %s", h->rank, h->host, h->why);
+	if (h->failed != DE_OK) { /* nobody waits for it */
+		struct de_rdv_verdict v;
+
+		de_rdv_rank_failed(&v, h->rank, h->host,
+				   h->failed < DE_D_COUNT ? (enum de_diag)h->failed : DE_D_INTERNAL, h->why);
+		snprintf(v.text, sizeof(v.text), "rank %u on %s failed before it could join: %s",
+			 h->rank, h->host, h->why);
+		k->rank = -2;
+		s->extra = k;
+		rdv_tell(s, &v);
+		return 0;
+	}
 	if (h->world != s->c->id.world)
 		return rdv_abort_by(s, k, DE_D_WORLD_MISMATCH,
 				    "rank %u on %s says WORLD_SIZE=%u but rank 0 on %s says %u",

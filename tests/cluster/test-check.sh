@@ -127,6 +127,15 @@ if [ "$rc" -ne 0 ] && [[ "$out" == *"FAIL peer-timeout"*"node1 -> node2"*"timed 
 else
 	tap_fail "data-port firewall on node2 -> peer-timeout (rc=$rc, ${took}s)" "$out"
 fi
+# Two nodes: which end is at fault is not known, and the hint says so.
+tap_like "$(grep -m1 'FAIL peer-timeout' <<<"$out")" "FAIL peer-timeout: .* -- which of node\[1-2\] is at fault is not known: --exclude=node\[1-2\] leaves them all out$" \
+	"2 nodes, one failing connection: the hint gives both nodes, saying it cannot tell which"
+out=$(cx srun -N2 -n2 "$CHECK" --timeout=8 --json-summary="$tmp/fw.json" 2>&1)
+if /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (d["ok"] is False and d["exclude"] == "node[1-2]" and d["exclude_sure"] is False))' "$tmp/fw.json" 2>/dev/null; then
+	tap_ok "--json-summary: exclude node[1-2], exclude_sure false"
+else
+	tap_fail "--json-summary's exclude for the firewalled pair" "$(cat "$tmp/fw.json" 2>&1)" "$out"
+fi
 out=$(cx srun -N2 -n2 --dist-check bash -c 'echo PROGRAM-STARTED' 2>&1) && rc=0 || rc=$?
 cluster_example dist-check-failed "$out"
 if [ "$rc" -ne 0 ] && [[ "$out" == *"peer-timeout"* ]] && [[ "$out" != *PROGRAM-STARTED* ]]; then
@@ -177,6 +186,8 @@ tap_like "$out" 'FAIL size-mismatch: rank 1 on node2 runs "check float32 count=1
 printf '127.0.0.1 localhost\n127.0.1.1 node2\n10.77.0.11 node1\n' >"$tmp/hosts-loopback"
 out=$(cx srun -N2 -n2 bash -c 'if [ "$SLURM_PROCID" = 1 ]; then exec unshare -m sh -c "mount --bind $1 /etc/hosts && exec $0 --timeout=6"; fi; exec "$0" --timeout=6' "$CHECK" "$tmp/hosts-loopback" 2>&1) && rc=0 || rc=$?
 tap_like "$out" "\[rank 1/2\] node=node2 FAIL hostname-loopback: this node's name node2 resolves to 127.0.1.1 \(loopback\) on a 2-node job" "hostname resolving to 127.0.1.1 on a 2-node job: hostname-loopback"
+tap_like "$(grep -m1 '^\[rank 0/2\]' <<<"$out")" "\[rank 0/2\] node=node1 FAIL hostname-loopback: .* -- resubmit with --exclude=node2$" \
+	"... every rank's line ends with the node to leave out: --exclude=node2"
 
 # Duplicate RANK: Slurm variables expanded once (every task says 0).
 start=$SECONDS
@@ -279,6 +290,8 @@ if [ "$rc" -ne 0 ] && [[ "$out" == *"FAIL peer-timeout: node3 accepts no new TCP
 else
 	tap_fail "4 nodes, node3 firewalled (rc=$rc, ${took}s)" "$out"
 fi
+tap_like "$(grep -m1 'FAIL peer-timeout' <<<"$out")" "FAIL peer-timeout: node3 accepts no new TCP connections .* -- resubmit with --exclude=node3$" \
+	"4 nodes, node3 named: the line ends with --exclude=node3"
 nx node3 nft delete table inet distenv_test
 cluster_up --nodes 2 --cpus 4
 tap_check "cluster healthy after the fault tests" cluster_healthy

@@ -198,6 +198,12 @@ else
 fi
 if out=$(agree tbf 2>&1); then tap_ok "tbf: pairs.json and pairs.csv agree with the text, findings included ($out)"; else tap_fail "tbf: json/csv/text agree" "$out" "$(cat "$tmp/tbf.out")"; fi
 if out=$(png_ok tbf 2>&1); then tap_ok "tbf: pairs.png valid, right size"; else tap_fail "tbf: pairs.png" "$out"; fi
+# exclude_of NAME: pairs.json's "exclude exclude_sure".
+exclude_of() {
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1] + "/pairs.json")); print(j["exclude"], j["exclude_sure"])' "$tmp/$1" 2>&1
+}
+tap_like "$(grep '^FAIL pairs:' "$tmp/tbf.out")" " -- resubmit with --exclude=node3$" "tbf: the FAIL line ends with --exclude=node3"
+tap_is "$(exclude_of tbf)" "node3 True" "tbf: pairs.json exclude node3, sure"
 
 # --- one pair firewalled: node2 drops everything from node4's address ------------
 NFT_NODES=(node2)
@@ -216,6 +222,9 @@ else
 	tap_fail "firewalled pair (exit $RC, ${TOOK}s, verdicts: ${v:-none})" "$(cat "$tmp/firewall.out")"
 fi
 if out=$(agree firewall 2>&1); then tap_ok "firewall: json/csv agree with the text ($out)"; else tap_fail "firewall: json/csv/text agree" "$out" "$(cat "$tmp/firewall.out")"; fi
+tap_like "$(grep '^FAIL pairs:' "$tmp/firewall.out")" " -- which of node\[2,4\] is at fault is not known: --exclude=node\[2,4\] leaves them all out$" \
+	"firewalled pair: the hint gives both nodes and says it cannot tell which"
+tap_is "$(exclude_of firewall)" "node[2,4] False" "firewall: pairs.json exclude node[2,4], not sure"
 
 # --- large packets dropped from node5 only (its output, data ports only) ----------
 NFT_NODES=(node5)
@@ -233,6 +242,7 @@ else
 	tap_fail "large packets dropped on node5 (exit $RC, ${TOOK}s, verdicts: ${v:-none})" "$(cat "$tmp/mtu.out")"
 fi
 if out=$(agree mtu 2>&1); then tap_ok "mtu: json/csv agree with the text ($out)"; else tap_fail "mtu: json/csv/text agree" "$out" "$(cat "$tmp/mtu.out")"; fi
+tap_is "$(exclude_of mtu)" "node5 True" "mtu: the failing node isolated by its retest: exclude node5, sure"
 
 # --- no gnuplot: said by name, before anything is measured ---------------------
 mkdir -p "$tmp/nognuplot"

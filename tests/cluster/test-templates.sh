@@ -214,6 +214,8 @@ if [ "$rc" -ne 0 ] && [[ $OUT == *"peer-timeout"* ]] && ! grep -q 'backend=gloo'
 else
 	tap_fail "a blocked data port: job fails with peer-timeout, no program output" "$OUT"
 fi
+tap_like "$OUT" "run.slurm: the preflight cannot tell which of node\[1-2\] is at fault: sbatch --exclude=node\[1-2\] leaves them all out
+run.slurm: failed \(exit [0-9]+\)" "a blocked data port: the template ends with the resubmit hint, then the failure"
 nx node2 nft delete table inet distenv_tpl
 PROGRAM=/nonexistent/train.py submit noprog cpu-dryrun/run.slurm && rc=0 || rc=$?
 if [ "$rc" -ne 0 ] && [[ $OUT == *"PROGRAM=/nonexistent/train.py: no such file"* ]]; then
