@@ -5,10 +5,11 @@
 # even N, N for odd), one node's link rate-limited with tbf (that node is
 # named slow, nobody else), one pair firewalled with nftables (that pair
 # fails, both nodes otherwise fine, within its time bound), large packets
-# dropped from one node (its pairs fail with bulk-stall), pairs.json and
-# pairs.csv agreeing with the text, pairs.png a PNG of the stated size, and
-# a missing gnuplot said by name, and the admin's sbatch template. Every
-# tc/nft change is undone on exit.
+# dropped from one node (its pairs fail with bulk-stall), pairs.json,
+# pairs.csv and pairs.prom (its failed/slow flags too) agreeing with the
+# text, pairs.png a PNG of the stated size, a missing gnuplot said by
+# name, and the admin's sbatch template. Every tc/nft change is undone on
+# exit.
 # shellcheck disable=SC2016
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -69,12 +70,12 @@ verdicts() {
 	grep -E '^(FAIL|SLOW) (node|pair|link) ' "$tmp/$1.out" | cut -d: -f1 | sort
 }
 
-# agree NAME: pairs.json and pairs.csv parse, and they and the text agree:
-# the same pairs and figures, the same findings, the matrix cells (read
-# from stdout alone).
+# agree NAME: pairs.json, pairs.csv and pairs.prom parse, and they and the
+# text agree: the same pairs and figures, the same findings (pairs.prom's
+# flags), the matrix cells (read from stdout alone).
 agree() {
 	python3 - "$tmp/$1" "$tmp/$1.out" "$tmp/$1.stdout" <<'EOF'
-import csv, json, re, sys
+import csv, json, os, re, sys
 d, text = sys.argv[1], open(sys.argv[2]).read().splitlines()
 stdout = open(sys.argv[3]).read().splitlines()
 j = json.load(open(d + "/pairs.json"))
@@ -112,7 +113,40 @@ for k in range(n):
     for c, v in enumerate(cells[1:]):
         if c != k:
             assert v == bw[(nodes[k], nodes[c])], "cell %s -> %s: text %s, json %s" % (nodes[k], nodes[c], v, bw[(nodes[k], nodes[c])])
-print("agree: %d nodes, %d pairs, %d findings" % (n, len(rows), len(want)))
+# pairs.prom: the same pairs, figures and flags (bandwidth per direction,
+# none for a failed pair; latency, failed and slow once per pair)
+prom = {}
+for l in open(d + "/pairs.prom").read().splitlines():
+    if l.startswith("#"):
+        continue
+    m = re.match(r'^(distenv_[a-z_]+)(?:\{(.*)\})? (\S+)$', l)
+    assert m, "pairs.prom line: %s" % l
+    labels = tuple(sorted(re.findall(r'(\w+)="([^"\\]*)"', m.group(2) or "")))
+    assert (m.group(1), labels) not in prom, "twice: %s" % l
+    prom[(m.group(1), labels)] = float(m.group(3))
+def pm(name, **kw):
+    return prom.pop((name, tuple(sorted(kw.items()))), None)
+def near(x, y):
+    return x is not None and abs(x - y) <= 1e-5 * max(1e-9, abs(y))
+slow_links = {tuple(f["pair"]) for f in j["findings"] if f["kind"] == "slow-link"}
+for p in j["pairs"]:
+    a, b, bad = p["a"], p["b"], p["status"] != "ok"
+    assert pm("distenv_pair_failed", src=a, dst=b) == bad, "pair_failed %s-%s" % (a, b)
+    assert pm("distenv_pair_slow", src=a, dst=b) == ((a, b) in slow_links), "pair_slow %s-%s" % (a, b)
+    ab, ba = pm("distenv_pair_bandwidth_bytes_per_second", src=a, dst=b), pm("distenv_pair_bandwidth_bytes_per_second", src=b, dst=a)
+    assert (ab is None and ba is None) if bad else (near(ab, p["gbps_ab"] * 1e9) and near(ba, p["gbps_ba"] * 1e9)), "bandwidth %s-%s: %s %s" % (a, b, ab, ba)
+    rtt = pm("distenv_pair_rtt_seconds", src=a, dst=b)
+    assert near(rtt, p["rtt_us"] / 1e6) if p["rtt_us"] > 0 else rtt is None, "rtt %s-%s: %s" % (a, b, rtt)
+for x in nodes:
+    for kind, metric in (("failing-node", "distenv_node_failed"), ("slow-node", "distenv_node_slow")):
+        named = any(f["kind"] == kind and f["node"] == x for f in j["findings"])
+        assert pm(metric, node=x) == named, "%s %s" % (metric, x)
+assert pm("distenv_sweep_nodes") == n and pm("distenv_sweep_ok") == j["ok"], "sweep nodes/ok"
+assert near(pm("distenv_sweep_duration_seconds"), j["seconds"]), "sweep duration"
+assert pm("distenv_sweep_median_bandwidth_bytes_per_second") is not None, "median"
+assert abs(pm("distenv_sweep_timestamp_seconds") - os.stat(d + "/pairs.json").st_mtime) < 60, "sweep time"
+assert not prom, "pairs.prom has more: %s" % sorted(prom)
+print("agree: %d nodes, %d pairs, %d findings, pairs.prom too" % (n, len(rows), len(want)))
 EOF
 }
 
