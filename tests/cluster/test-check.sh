@@ -208,6 +208,8 @@ if [[ "$out" == *"FAIL missing-ranks: 1 of 2 ranks never reached node1:"*"rank 1
 else
 	tap_fail "missing rank -> missing-ranks (rc=$rc, ${took}s)" "$out"
 fi
+tap_like "$(grep -m1 'FAIL missing-ranks' <<<"$out")" " -- resubmit with --exclude=node2$" \
+	"... and the node where it was placed is the one to leave out: --exclude=node2"
 
 # A rank killed mid-benchmark: the others exit non-zero naming it.
 cx srun -N2 -n2 bash -c 'echo $$ > '"$tmp"'/pid.$SLURM_PROCID; exec "$0" --bench --sizes=64M:64M --iters=400 --warmup=0 --timeout=10' "$CHECK" >"$tmp/bench.out" 2>&1 &
