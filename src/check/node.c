@@ -215,7 +215,8 @@ static int expected_gpus(struct node *n, unsigned *want, char *src, size_t len, 
 		/* A Gres we cannot read is not the node's fault: no GPU check. */
 		if (de_gres_gpus(n->rec.gres, want, &e))
 			return 0;
-		snprintf(src, len, "Gres=%.60s", n->rec.gres);
+		snprintf(src, len, "Gres%s%.60s", strcmp(n->rec.gres, "(null)") == 0 ? ": none" : "=",
+			 strcmp(n->rec.gres, "(null)") == 0 ? "" : n->rec.gres);
 		return 1;
 	}
 	return 0;
