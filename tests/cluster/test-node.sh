@@ -78,7 +78,7 @@ node_diag() { tap_diag "$(cx scontrol show node -o "$1" 2>&1 | grep -oE '(State|
 ok_re='^distenv-check: node node1: OK: node1 is 10\.77\.0\.11; data interface eth0 up, MTU [0-9]+ \(holds 10\.77\.0\.11\); MASTER_PORT range 20000-29399 outside the ephemeral ports [0-9]+-[0-9]+; no GPU (expected|\(Gres: none\))$'
 if wait_for 8 logged node1 "$ok_re" && wait_for 4 logged node2 '^distenv-check: node node2: OK: '; then
 	tap_ok "slurmd runs the health check on each node (as root, SLURMD_NODENAME set): OK, nothing to do"
-	cluster_example node-ok "$(grep -m1 -E "$ok_re" "$tmp/health-node1.log")"
+	cluster_example node-check-ok "$(grep -m1 -E "$ok_re" "$tmp/health-node1.log")"
 else
 	tap_fail "the health check passes on both nodes" "$(cat "$tmp"/health-*.log 2>&1)"
 fi
@@ -116,7 +116,7 @@ reason="distenv: hostname-loopback: this node's name node2 resolves to 127.0.1.1
 t0=$SECONDS
 if wait_for 10 node_is node2 IDLE+DRAIN "$reason"; then
 	tap_ok "the health check drained node2 within $((SECONDS - t0))s: Reason=\"$reason\""
-	cluster_example node-drained "$(grep -m1 -E "$fail_re; drained -- " "$tmp/health-node2.log")"
+	cluster_example node-check-drained "$(grep -m1 -E "$fail_re; drained -- " "$tmp/health-node2.log")"
 else
 	tap_fail "the health check drains node2 with distenv's reason" "$(node_diag node2)"
 fi
@@ -146,7 +146,7 @@ fi
 if grep -F -- "; resumed (drained by distenv: \"$reason\")" "$tmp/health-node2.log" |
 	grep -qE '^distenv-check: node node2: OK: '; then
 	tap_ok "... its line says so: resumed (drained by distenv: \"...\")"
-	cluster_example node-resumed "$(grep -m1 -E '; resumed \(' "$tmp/health-node2.log")"
+	cluster_example node-check-resumed "$(grep -m1 -E '; resumed \(' "$tmp/health-node2.log")"
 else
 	tap_fail "... its line says resumed" "$(node_diag node2)"
 fi
