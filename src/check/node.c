@@ -303,9 +303,12 @@ static int tell_slurm(struct node *n, const struct de_fail *f, int failed, char 
 		snprintf(act, len, "already drained by distenv");
 		return 0;
 	case DE_DRAIN_OTHER:
-		snprintf(act, len, "%s: the reason is not distenv's (\"%s\")",
-			 failed ? "not drained again" : "left drained",
-			 n->rec.reason[0] ? n->rec.reason : "none");
+		if (failed)
+			snprintf(act, len, "already drained, not by distenv (\"%s\"): left as it is",
+				 n->rec.reason[0] ? n->rec.reason : "no reason");
+		else
+			snprintf(act, len, "left drained: the reason is not distenv's (\"%s\")",
+				 n->rec.reason[0] ? n->rec.reason : "no reason");
 		return 0;
 	case DE_DRAIN_RESUME:
 		if (de_scontrol_resume(n->scontrol, n->name, n->deadline, &e)) {

@@ -6,9 +6,10 @@
 # passes in one line, under a second; node2's name made to resolve to
 # 127.0.1.1 (its own /etc/hosts, in its mount namespace: slurmd and the
 # health check see it) fails with hostname-loopback and is drained by the
-# health check with Reason="distenv: ..."; fixed, the health check resumes
-# it; node1, drained by hand meanwhile, stays drained: its reason is not
-# distenv's.
+# health check with Reason="distenv: ..." (drained by hand for another
+# reason, it is left so; resumed by hand, drained again); fixed, the
+# health check resumes it; node1, drained by hand meanwhile, stays drained:
+# its reason is not distenv's.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/tap.sh
@@ -134,6 +135,23 @@ if node_is node1 IDLE ""; then
 	tap_ok "node1 is left alone (idle, no reason)"
 else
 	tap_fail "node1 is left alone" "$(node_diag node1)"
+fi
+
+# Drained by hand for another reason while still broken: left as it is;
+# resumed by hand while still broken: drained again.
+cx scontrol update NodeName=node2 State=DRAIN "Reason=disk swap by hand"
+: >"$tmp/health-node2.log"
+if wait_for 6 logged node2 "$fail_re; already drained, not by distenv \(\"disk swap by hand\"\): left as it is -- " &&
+	node_is node2 IDLE+DRAIN "disk swap by hand"; then
+	tap_ok "node2 re-drained by hand (another reason) while broken: the health check leaves it as it is"
+else
+	tap_fail "node2 re-drained by hand while broken: left as it is" "$(node_diag node2)"
+fi
+cx scontrol update NodeName=node2 State=RESUME
+if wait_for 8 node_is node2 IDLE+DRAIN "$reason"; then
+	tap_ok "node2 resumed by hand while still broken: the health check drains it again, distenv's reason"
+else
+	tap_fail "node2 resumed by hand while broken: drained again" "$(node_diag node2)"
 fi
 
 # --- node1 drained by hand; node2 fixed -------------------------------------------------
