@@ -33,13 +33,13 @@ state_dir() {
 node_addr() { echo "$NET.$((NODE_BASE + $1 - 1))"; }
 
 # load_shape: the running cluster's shape into S_NODES S_CPUS S_PLUGIN
-# S_ARGS S_SLURM S_AUTH S_TOPO S_ROOT S_INSTALL S_RESV, and its version and auth
+# S_ARGS S_SLURM S_AUTH S_TOPO S_ROOT S_INSTALL S_RESV S_HEALTH, and its version and auth
 # into SLURM_V, ROOT, AUTH (from $SHAPE; a shape written before
 # --slurm/--auth existed is the host's Slurm on MUNGE). 1: no cluster.
 load_shape() {
 	[[ -f $SHAPE ]] || return 1
 	local k v
-	S_SLURM=host S_AUTH=munge S_TOPO=none S_ROOT='' S_INSTALL='' S_RESV=''
+	S_SLURM=host S_AUTH=munge S_TOPO=none S_ROOT='' S_INSTALL='' S_RESV='' S_HEALTH=''
 	# shellcheck disable=SC2034 # the S_* are read by the commands
 	while IFS='=' read -r k v; do
 		case $k in
@@ -53,6 +53,7 @@ load_shape() {
 		root) S_ROOT=$v ;;
 		install) S_INSTALL=$v ;;
 		resv) S_RESV=$v ;;
+		health) S_HEALTH=$v ;;
 		esac
 	done <"$SHAPE"
 	release_of "$S_SLURM" >/dev/null || S_SLURM=host
@@ -64,11 +65,11 @@ load_shape() {
 }
 
 # write_shape NODES CPUS PLUGIN ARGS: the shape of the cluster this run
-# makes (SLURM_V, AUTH, TOPO, ROOT, INSTALL, RESV as set).
+# makes (SLURM_V, AUTH, TOPO, ROOT, INSTALL, RESV, HEALTH as set).
 write_shape() {
 	# shellcheck disable=SC2153 # INSTALL, the front's (not S_INSTALL)
-	printf 'nodes=%s\ncpus=%s\nplugin=%s\nargs=%s\nslurm=%s\nauth=%s\ntopology=%s\nroot=%s\ninstall=%s\nresv=%s\n' "$1" "$2" "$3" "$4" \
-		"$SLURM_V" "$AUTH" "$TOPO" "$ROOT" "${INSTALL[*]}" "$RESV" >"$SHAPE.tmp"
+	printf 'nodes=%s\ncpus=%s\nplugin=%s\nargs=%s\nslurm=%s\nauth=%s\ntopology=%s\nroot=%s\ninstall=%s\nresv=%s\nhealth=%s\n' "$1" "$2" "$3" "$4" \
+		"$SLURM_V" "$AUTH" "$TOPO" "$ROOT" "${INSTALL[*]}" "$RESV" "$HEALTH" >"$SHAPE.tmp"
 	mv -f "$SHAPE.tmp" "$SHAPE"
 }
 

@@ -127,6 +127,12 @@ EOF
 	echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED State=UP" >>"$CONF"
 	# Ports slurmctld hands to each step, unique per node (up --resv-ports).
 	[[ -z $RESV ]] || echo "MpiParams=ports=$RESV" >>"$CONF"
+	# A node health check (up --health-check): "SECONDS PATH". ANY: drained
+	# nodes too, so that a check that drained its node can resume it.
+	if [[ -n $HEALTH ]]; then
+		printf 'HealthCheckProgram=%s\nHealthCheckInterval=%s\nHealthCheckNodeState=ANY\n' \
+			"${HEALTH#* }" "${HEALTH%% *}" >>"$CONF"
+	fi
 	rm -f "$D/topology.conf"
 	if [[ $TOPO == interleave ]]; then
 		write_topology "$n"

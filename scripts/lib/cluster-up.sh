@@ -301,8 +301,8 @@ up_run() {
 	set_version "$slurm"
 	AUTH=$auth
 	if ((rc == 0)); then
-		# shellcheck disable=SC2153 # TOPO, RESV: the front's (what up asks for)
-		if ((S_NODES == nodes && S_CPUS == cpus)) && [[ $S_TOPO == "$TOPO" && $S_RESV == "$RESV" && $S_INSTALL == "${INSTALL[*]}" ]] && all_idle_or_busy; then
+		# shellcheck disable=SC2153 # TOPO, RESV, HEALTH: the front's (what up asks for)
+		if ((S_NODES == nodes && S_CPUS == cpus)) && [[ $S_TOPO == "$TOPO" && $S_RESV == "$RESV" && $S_HEALTH == "$HEALTH" && $S_INSTALL == "${INSTALL[*]}" ]] && all_idle_or_busy; then
 			if [[ $S_PLUGIN != "$PLUGIN" || $S_ARGS != "$args" ]]; then
 				write_plugstack "$PLUGIN" "$args"
 				write_shape "$nodes" "$cpus" "$PLUGIN" "$args"
@@ -318,6 +318,8 @@ up_run() {
 			say "running with topology $S_TOPO: rebuilding with topology $TOPO"
 		elif [[ $S_RESV != "$RESV" ]]; then
 			say "running with reserved ports ${S_RESV:-none}: rebuilding with ${RESV:-none}"
+		elif [[ $S_HEALTH != "$HEALTH" ]]; then
+			say "running with health check ${S_HEALTH:-none}: rebuilding with ${HEALTH:-none}"
 		elif ((S_NODES == nodes && S_CPUS == cpus)); then
 			say "running but not healthy ($(sinfo_states | tr '\n' ' ')): rebuilding"
 		else
@@ -351,6 +353,7 @@ status_report() {
 	[[ $S_TOPO == none ]] || topo=", topology $S_TOPO (SwitchAsNodeRank)"
 	echo "shape:     $S_NODES nodes x $S_CPUS CPUs$topo"
 	[[ -z $S_RESV ]] || echo "ports:     MpiParams=ports=$S_RESV (reserved per step: SLURM_STEP_RESV_PORTS)"
+	[[ -z $S_HEALTH ]] || echo "health:    HealthCheckProgram=${S_HEALTH#* } every ${S_HEALTH%% *} s"
 	[[ -z $S_INSTALL ]] || echo "packages:  ${S_INSTALL} (installed in $S_ROOT)"
 	if [[ -n $ROOT ]]; then
 		echo "slurm:     $(slurm_version) (Debian $(release_of "$S_SLURM") root $ROOT)"

@@ -33,6 +33,12 @@ struct de_opts {
 	size_t pair_bytes;     /* --pair-bytes, each direction */
 	double pair_threshold; /* --pair-threshold, x the median pair */
 	const char *pairs_out; /* --pairs-out DIR, rank 0 writes */
+	int timeout_given;     /* --timeout on the command line (--node's default is shorter) */
+	int node;              /* --node: this node alone (node.c) */
+	int drain;             /* --drain: --node drains/resumes this node by scontrol */
+	uint16_t port_lo, port_hi; /* --port-range: the plugin's MASTER_PORT range */
+	int gpus;              /* --gpus: the GPUs this node must show, -1 unset */
+	const char *scontrol;  /* --scontrol PATH, or NULL: found on PATH */
 };
 
 /* Who this rank is and which launch it belongs to. */

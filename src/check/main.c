@@ -6,7 +6,8 @@
  * (TCP ring or NCCL), verifies it, and prints one line per rank, or one
  * named diagnosis. Never hangs: --timeout bounds the whole run (budget.h).
  * This file is the order of things (setup, the run, teardown); the parts
- * are options.c, identity.c, preflight.c and modes.c. */
+ * are options.c, identity.c, preflight.c and modes.c; --node, the node
+ * alone, is node.c's. */
 #include "config.h"
 
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include "check.h"
 #include "identity.h"
 #include "modes.h"
+#include "node.h"
 #include "options.h"
 #include "pairs.h"
 #include "pairs_report.h"
@@ -157,6 +159,8 @@ int main(int argc, char **argv)
 		snprintf(c.id.host, sizeof(c.id.host), "?");
 	if (de_parse_opts(&c, argc, argv, &count, &e))
 		return de_usage_error("distenv-check", "%s", e.msg);
+	if (c.o.node)
+		return de_node_mode(&c); /* this node alone: no rank, no peers */
 	c.deadline = t0 + (int64_t)c.o.timeout_s * 1000;
 	if (c.o.pairs) {
 		/* The sweep runs over sockets on every node (the NCCL one is

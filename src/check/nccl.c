@@ -156,8 +156,7 @@ static enum wait_rc wait_for(struct de_check *c, enum wait_for what,
 	}
 }
 
-/* Visible GPUs, 0 when none or no driver (then why says so). */
-static int device_count(struct de_err *why)
+int de_nccl_device_count(struct de_err *why)
 {
 	cudaError_t e;
 	int n = 0;
@@ -188,7 +187,7 @@ static int nccl_usable(struct de_err *why)
 		de_errf(why, "%s", f.msg);
 		return 0;
 	}
-	return device_count(why) > 0;
+	return de_nccl_device_count(why) > 0;
 }
 
 /* cudaSetDevice(LOCAL_RANK) after checking it against the visible count. */
@@ -200,7 +199,7 @@ static int nccl_select(struct de_check *c, struct de_fail *f)
 
 	if (de_nccl_lib_load(f))
 		return -1;
-	n = device_count(&why);
+	n = de_nccl_device_count(&why);
 	if (n <= 0)
 		return de_fail_set(f, DE_D_GPU, "--backend=nccl but no GPU is visible: %s", why.msg);
 	/* The device is chosen before the rendezvous, where rank 0 judges the

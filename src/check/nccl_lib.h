@@ -45,6 +45,10 @@ extern struct de_nccl_lib de_nl;
  * with the loader's reason, or the NCCL found being too old. */
 int de_nccl_lib_load(struct de_fail *f);
 
+/* After a load, the GPUs CUDA sees here; 0 when none or no driver, then
+ * why says so (nccl.c). */
+int de_nccl_device_count(struct de_err *why);
+
 /* After a load: "NCCL 2.28.9 (/path/libnccl.so.2), CUDA runtime
  * /path/libcudart.so.13", for the verbose line. */
 void de_nccl_lib_describe(char *out, size_t len);

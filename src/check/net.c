@@ -9,6 +9,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,90 @@ int de_route_source(const struct de_addr *dst, struct de_addr *out,
 		}
 		freeifaddrs(ifs);
 	}
+	return 0;
+}
+
+int de_iface_mtu(const char *ifname)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
+
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", IFNAMSIZ - 1, ifname);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+		mtu = ifr.ifr_mtu;
+	close(fd);
+	return mtu;
+}
+
+/* Same host address (the port and IPv6 scope aside)? */
+static int same_host(const struct sockaddr *s, const struct de_addr *a)
+{
+	if (s->sa_family != a->ss.ss_family)
+		return 0;
+	if (s->sa_family == AF_INET)
+		return memcmp(&((const struct sockaddr_in *)s)->sin_addr,
+			      &((const struct sockaddr_in *)&a->ss)->sin_addr, sizeof(struct in_addr)) == 0;
+	return memcmp(&((const struct sockaddr_in6 *)s)->sin6_addr,
+		      &((const struct sockaddr_in6 *)&a->ss)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
+int de_addr_iface(const struct de_addr *a, char *ifname, size_t ifname_len, unsigned *flags,
+		  char *have, size_t have_len, struct de_err *err)
+{
+	struct ifaddrs *ifs, *i;
+	size_t off = 0;
+	int found = 0;
+
+	if (have_len > 0)
+		have[0] = '\0';
+	if (getifaddrs(&ifs) != 0)
+		return de_errf(err, "getifaddrs: %s", strerror(errno));
+	for (i = ifs; i != NULL; i = i->ifa_next) {
+		struct de_addr x;
+		char host[64];
+
+		if (i->ifa_addr == NULL ||
+		    (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6))
+			continue;
+		if (!found && same_host(i->ifa_addr, a)) {
+			snprintf(ifname, ifname_len, "%s", i->ifa_name);
+			*flags = i->ifa_flags;
+			found = 1;
+		}
+		if (i->ifa_addr->sa_family != a->ss.ss_family || off + 1 >= have_len)
+			continue;
+		x.len = i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+							   : sizeof(struct sockaddr_in6);
+		memcpy(&x.ss, i->ifa_addr, x.len);
+		de_addr_str(&x, host, sizeof(host));
+		off += (size_t)snprintf(have + off, have_len - off, "%s%s %s", off ? ", " : "",
+					i->ifa_name, host);
+	}
+	freeifaddrs(ifs);
+	if (off >= have_len && have_len > 4)
+		snprintf(have + have_len - 4, 4, "...");
+	return found;
+}
+
+int de_iface_flags(const char *ifname, unsigned *flags, struct de_err *err)
+{
+	struct ifaddrs *ifs, *i;
+	int found = 0;
+
+	if (getifaddrs(&ifs) != 0)
+		return de_errf(err, "getifaddrs: %s", strerror(errno));
+	for (i = ifs; i != NULL && !found; i = i->ifa_next) {
+		if (strcmp(i->ifa_name, ifname) == 0) {
+			*flags = i->ifa_flags;
+			found = 1;
+		}
+	}
+	freeifaddrs(ifs);
+	if (!found)
+		return de_errf(err, "no interface named %s", ifname);
 	return 0;
 }
 

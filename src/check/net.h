@@ -63,6 +63,17 @@ int de_iface_pick(const char *spec, int family, struct de_addr *out,
 int de_route_source(const struct de_addr *dst, struct de_addr *out,
 		    char *ifname, size_t ifname_len, struct de_err *err);
 
+/* An interface's MTU (0 unknown). */
+int de_iface_mtu(const char *ifname);
+/* The interface that holds a's host address, its name and flags
+ * (IFF_UP, IFF_RUNNING, ...): 1; 0 when none has it; -1 with err. have
+ * gets the interfaces and addresses of a's family there are, for the
+ * message ("eth0 10.0.0.5, lo 127.0.0.1"). */
+int de_addr_iface(const struct de_addr *a, char *ifname, size_t ifname_len, unsigned *flags,
+		  char *have, size_t have_len, struct de_err *err);
+/* An interface's flags: 0, or -1 with err when there is none of that name. */
+int de_iface_flags(const char *ifname, unsigned *flags, struct de_err *err);
+
 /* Tuning for bulk data connections. */
 void de_sock_tune(int fd);
 int de_set_nonblock(int fd, int on);

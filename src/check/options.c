@@ -15,6 +15,7 @@
 #include "options.h"
 #include "pairs.h"
 #include "parse.h"
+#include "port.h"
 #include "secret.h"
 
 #define DEFAULT_COUNT 262147 /* ~1 MiB of float32, not divisible by small worlds */
@@ -69,18 +70,37 @@ static void usage(FILE *out)
 		"  -v, --verbose               each rank names on stderr the backend it picked,\n"
 		"                              why (auto: why not NCCL), NCCL's version and files\n"
 		"  --insecure                  no authentication (anyone may join): only with a warning\n"
+		"  --node                      this node alone, no peers, no MASTER_*: its name\n"
+		"                              resolves to its own non-loopback address, the data\n"
+		"                              interface is up, the MASTER_PORT range is outside\n"
+		"                              the ephemeral ports, GPUs (if expected) load and\n"
+		"                              count right; one line, exit 0 or 1 (for Slurm's\n"
+		"                              HealthCheckProgram or Prolog)\n"
+		"  --drain                     with --node: on failure drain this node (scontrol,\n"
+		"                              Reason=\"distenv: ...\"); on success resume it if,\n"
+		"                              and only if, distenv drained it\n"
+		"  --port-range=LO-HI          with --node: the plugin's port_min-port_max\n"
+		"                              (default %u-%u), or Slurm's MpiParams=ports\n"
+		"  --gpus=N                    with --node: the GPUs CUDA must see here (default:\n"
+		"                              SLURM_GPUS_ON_NODE, SLURM_JOB_GPUS,\n"
+		"                              CUDA_VISIBLE_DEVICES, else with --drain the node's\n"
+		"                              Gres; none: no GPU check)\n"
+		"  --scontrol=PATH             with --drain (default: scontrol on PATH, else in\n"
+		"                              /usr/bin, /usr/local/bin, /usr/sbin, ...)\n"
 		"  -h, --help, -V, --version\n"
 		"Options take VALUE as --opt=VALUE or --opt VALUE; long names may be\n"
 		"shortened while unambiguous.\n\n"
 		"Exact at any size: the check's inputs are small integers, exact in float32\n"
 		"up to 2^24 ranks and in int32 up to 2^31-1; float64 and int64 at any size.\n"
 		"Environment: DISTENV_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME)\n"
-		"picks the data interface; by default the one that routes to MASTER_ADDR.\n",
-		DEFAULT_COUNT);
+		"picks the data interface; by default the one that routes to MASTER_ADDR\n"
+		"(with --node: the one that holds the address of this node's name).\n",
+		DEFAULT_COUNT, DE_PORT_MIN_DEFAULT, DE_PORT_MAX_DEFAULT);
 	usage_auth(out);
 	fprintf(out,
 		"Exit status: 0 every rank verified, 1 the check failed, 2 bad usage or a bad\n"
-		"variable, found before the rendezvous. See man distenv-check.\n");
+		"variable, found before the rendezvous. --node: 0 this node passed (and, with\n"
+		"--drain, its Slurm state was read and set), 1 it did not. See man distenv-check.\n");
 }
 
 /* SIZE: a byte count with an optional K/M/G (1024-based) suffix. */
@@ -112,6 +132,7 @@ enum {
 	OPT_BACKEND = 256, OPT_TIMEOUT, OPT_COUNT, OPT_BENCH, OPT_SIZES,
 	OPT_JSON, OPT_QUIET, OPT_INSECURE, OPT_SUMMARY,
 	OPT_PAIRS, OPT_PAIR_BYTES, OPT_PAIR_THRESHOLD, OPT_PAIRS_OUT,
+	OPT_NODE, OPT_DRAIN, OPT_PORT_RANGE, OPT_GPUS, OPT_SCONTROL,
 };
 
 /* --pair-threshold: a fraction in (0, 1]. */
@@ -153,7 +174,44 @@ static void set_defaults(struct de_check *c, size_t *count)
 	c->o.iters = 20;
 	c->o.warmup = 5;
 	c->o.dtype = DE_F32;
+	c->o.port_lo = DE_PORT_MIN_DEFAULT;
+	c->o.port_hi = DE_PORT_MAX_DEFAULT;
+	c->o.gpus = -1;
 	*count = DEFAULT_COUNT;
+}
+
+/* --drain, --port-range, --gpus, --scontrol: each goes with --node. */
+static int parse_node_opt(struct de_check *c, int ch, const char *opt, struct de_err *err)
+{
+	unsigned long v;
+
+	switch (ch) {
+	case OPT_DRAIN:
+		c->o.drain = 1;
+		break;
+	case OPT_PORT_RANGE:
+		if (de_port_range_parse(opt, optarg, &c->o.port_lo, &c->o.port_hi, err))
+			return -1;
+		break;
+	case OPT_GPUS:
+		if (de_parse_ulong(opt, optarg, 0, 1024, &v, err))
+			return -1;
+		c->o.gpus = (int)v;
+		break;
+	case OPT_SCONTROL:
+		if (*optarg == '\0')
+			return de_errf(err, "--scontrol needs the path of scontrol");
+		c->o.scontrol = optarg;
+		break;
+	}
+	return 0;
+}
+
+/* The options the node check takes besides its own. */
+static int goes_with_node(int ch)
+{
+	return ch == OPT_BACKEND || ch == OPT_TIMEOUT || ch == OPT_NODE || ch == OPT_DRAIN ||
+	       ch == OPT_PORT_RANGE || ch == OPT_GPUS || ch == OPT_SCONTROL;
 }
 
 /* -b, -e, -f, --sizes, -n, -w: the bench's sweep. */
@@ -228,9 +286,19 @@ static int parse_pair_opt(struct de_check *c, int ch, const char *opt,
 	return 0;
 }
 
-/* What the options say together: -1 with err where they disagree. */
-static int opts_agree(const struct de_check *c, int pair_opt, struct de_err *err)
+/* What the options say together: -1 with err where they disagree.
+ * node_opt: an option of --node's was given; not_node: the first one
+ * given that --node does not take (or ""). */
+static int opts_agree(const struct de_check *c, int pair_opt, int node_opt, const char *not_node,
+		      struct de_err *err)
 {
+	if (node_opt && !c->o.node)
+		return de_errf(err, "--drain, --port-range and --gpus go with --node");
+	if (c->o.scontrol != NULL && !c->o.drain)
+		return de_errf(err, "--scontrol goes with --node --drain");
+	if (c->o.node && not_node[0] != '\0')
+		return de_errf(err, "%s and --node: the node check takes only --drain, --port-range, --gpus, --scontrol, --backend and --timeout",
+			       not_node);
 	if (pair_opt && !c->o.pairs)
 		return de_errf(err, "--pair-bytes, --pair-threshold and --pairs-out go with --pairs");
 	if (c->o.pairs && c->o.bench)
@@ -273,19 +341,27 @@ int de_parse_opts(struct de_check *c, int argc, char **argv,
 		{ "pair-bytes", required_argument, NULL, OPT_PAIR_BYTES },
 		{ "pair-threshold", required_argument, NULL, OPT_PAIR_THRESHOLD },
 		{ "pairs-out", required_argument, NULL, OPT_PAIRS_OUT },
+		{ "node", no_argument, NULL, OPT_NODE },
+		{ "drain", no_argument, NULL, OPT_DRAIN },
+		{ "port-range", required_argument, NULL, OPT_PORT_RANGE },
+		{ "gpus", required_argument, NULL, OPT_GPUS },
+		{ "scontrol", required_argument, NULL, OPT_SCONTROL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
-	char name[32];
-	int ch, idx, pair_opt = 0;
+	char name[32], not_node[32] = "";
+	int ch, idx, pair_opt = 0, node_opt = 0;
 
 	set_defaults(c, count);
 	opterr = 0;
 	for (idx = -1; (ch = getopt_long(argc, argv, ":hvVd:b:e:f:n:w:", longopts, &idx)) != -1; idx = -1) {
 		const char *opt = opt_name(longopts, ch, idx, name, sizeof(name));
 
+		if (ch != 'h' && ch != 'V' && ch != ':' && ch != '?' && !goes_with_node(ch) &&
+		    not_node[0] == '\0')
+			snprintf(not_node, sizeof(not_node), "%s", opt);
 		switch (ch) {
 		case OPT_BACKEND:
 			/* "off" is the launchers' word for running no check. */
@@ -296,6 +372,7 @@ int de_parse_opts(struct de_check *c, int argc, char **argv,
 			if (de_parse_ulong("--timeout", optarg, 1, 86400, &v, err))
 				return -1;
 			c->o.timeout_s = (int)v;
+			c->o.timeout_given = 1;
 			break;
 		case OPT_COUNT:
 			if (de_parse_ulong("--count", optarg, 1, 1ul << 30, &v, err))
@@ -342,6 +419,17 @@ int de_parse_opts(struct de_check *c, int argc, char **argv,
 				return -1;
 			pair_opt = 1;
 			break;
+		case OPT_NODE:
+			c->o.node = 1;
+			break;
+		case OPT_DRAIN:
+		case OPT_PORT_RANGE:
+		case OPT_GPUS:
+		case OPT_SCONTROL:
+			if (parse_node_opt(c, ch, opt, err))
+				return -1;
+			node_opt |= ch != OPT_SCONTROL;
+			break;
 		case 'v':
 			c->o.verbose = 1;
 			break;
@@ -357,5 +445,5 @@ int de_parse_opts(struct de_check *c, int argc, char **argv,
 	}
 	if (optind < argc)
 		return de_errf(err, "unexpected argument \"%s\"", argv[optind]);
-	return opts_agree(c, pair_opt, err);
+	return opts_agree(c, pair_opt, node_opt, not_node, err);
 }

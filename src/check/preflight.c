@@ -92,7 +92,8 @@ int de_joined_checks(struct de_check *c, struct de_fail *f)
 /* GLOO_SOCKET_IFNAME as PyTorch reads it: exact names, comma separated,
  * every one must exist (gloo opens a device on each); the data listener
  * takes the first. */
-static int gloo_ifaces(struct de_check *c, const char *spec, struct de_fail *f)
+static int gloo_ifaces(struct de_check *c, const char *spec, int family, enum de_diag diag,
+		       struct de_fail *f)
 {
 	char list[256], exact[80], *tok, *save = NULL, name[64];
 	struct de_addr a;
@@ -100,13 +101,13 @@ static int gloo_ifaces(struct de_check *c, const char *spec, struct de_fail *f)
 	int first = 1;
 
 	if (strlen(spec) >= sizeof(list))
-		return de_fail_set(f, DE_D_USAGE, "GLOO_SOCKET_IFNAME is %zu characters: expected interface names",
+		return de_fail_set(f, diag, "GLOO_SOCKET_IFNAME is %zu characters: expected interface names",
 				   strlen(spec));
 	snprintf(list, sizeof(list), "%s", spec);
 	for (tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
 		snprintf(exact, sizeof(exact), "=%.60s", tok);
-		if (de_iface_pick(exact, c->net.master_addr.ss.ss_family, &a, name, sizeof(name), &e))
-			return de_fail_set(f, DE_D_USAGE, "GLOO_SOCKET_IFNAME=\"%s\": %s%s", spec, e.msg,
+		if (de_iface_pick(exact, family, &a, name, sizeof(name), &e))
+			return de_fail_set(f, diag, "GLOO_SOCKET_IFNAME=\"%s\": %s%s", spec, e.msg,
 					   strchr(spec, ',') ? "; gloo opens a device on every name listed, so each must exist" : "");
 		if (first) {
 			c->net.data_addr = a;
@@ -115,16 +116,46 @@ static int gloo_ifaces(struct de_check *c, const char *spec, struct de_fail *f)
 		}
 	}
 	if (first)
-		return de_fail_set(f, DE_D_USAGE, "GLOO_SOCKET_IFNAME=\"%s\": expected interface names, comma separated",
+		return de_fail_set(f, diag, "GLOO_SOCKET_IFNAME=\"%s\": expected interface names, comma separated",
 				   spec);
 	return 0;
+}
+
+int de_named_iface(struct de_check *c, int family, enum de_diag diag, struct de_fail *f)
+{
+	struct de_err e;
+	const char *spec, *how;
+
+	/* DISTENV_SOCKET_IFNAME is ours: empty is an error, as for every
+	 * variable of distenv's. GLOO_ and NCCL_SOCKET_IFNAME keep their
+	 * owners' reading: empty is not set (PyTorch, NCCL). */
+	if (de_getenv_str("DISTENV_SOCKET_IFNAME", "interface names in NCCL's syntax (eth0, =eth0, ^docker)", &spec, f))
+		return -1;
+	if (spec != NULL)
+		how = "DISTENV_SOCKET_IFNAME";
+	else if ((spec = getenv("GLOO_SOCKET_IFNAME")) != NULL && *spec)
+		how = "GLOO_SOCKET_IFNAME";
+	else if ((spec = getenv("NCCL_SOCKET_IFNAME")) != NULL && *spec)
+		how = "NCCL_SOCKET_IFNAME";
+	else
+		return 0;
+	/* GLOO_: exact names, each must exist; the others NCCL's syntax:
+	 * prefixes, =exact, ^exclude, comma lists. */
+	if (strcmp(how, "GLOO_SOCKET_IFNAME") == 0) {
+		if (gloo_ifaces(c, spec, family, diag, f))
+			return -1;
+	} else if (de_iface_pick(spec, family, &c->net.data_addr, c->net.iface, sizeof(c->net.iface), &e)) {
+		return de_fail_set(f, diag, "%s=\"%s\": %s", how, spec, e.msg);
+	}
+	snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s=%s", how, spec);
+	return 1;
 }
 
 /* What can be seen before talking to anyone. */
 int de_preflight(struct de_check *c, struct de_fail *f)
 {
 	struct de_err e;
-	const char *spec, *how;
+	int named;
 
 	if (name_loopback(c, c->id.nnodes, "", f))
 		return -1;
@@ -135,37 +166,15 @@ int de_preflight(struct de_check *c, struct de_fail *f)
 				   c->id.master, c->id.nodelist);
 	/* The data listener: the interface the user named, else the one
 	 * that routes to MASTER_ADDR, as gloo does. */
-	/* DISTENV_SOCKET_IFNAME is ours: empty is an error, as for every
-	 * variable of distenv's. GLOO_ and NCCL_SOCKET_IFNAME keep their
-	 * owners' reading: empty is not set (PyTorch, NCCL). */
-	if (de_getenv_str("DISTENV_SOCKET_IFNAME", "interface names in NCCL's syntax (eth0, =eth0, ^docker)", &spec, f))
+	named = de_named_iface(c, c->net.master_addr.ss.ss_family, DE_D_USAGE, f);
+	if (named < 0)
 		return -1;
-	if (spec != NULL) {
-		how = "DISTENV_SOCKET_IFNAME";
-	} else if ((spec = getenv("GLOO_SOCKET_IFNAME")) != NULL && *spec) {
-		how = "GLOO_SOCKET_IFNAME";
-	} else if ((spec = getenv("NCCL_SOCKET_IFNAME")) != NULL && *spec) {
-		how = "NCCL_SOCKET_IFNAME";
-	} else {
-		spec = NULL;
-		how = "route to MASTER_ADDR";
-	}
-	if (spec != NULL && strcmp(how, "GLOO_SOCKET_IFNAME") == 0) {
-		if (gloo_ifaces(c, spec, f))
-			return -1;
-		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s=%s", how, spec);
-	} else if (spec != NULL) {
-		/* NCCL's syntax: prefixes, =exact, ^exclude, comma lists. */
-		if (de_iface_pick(spec, c->net.master_addr.ss.ss_family, &c->net.data_addr,
-				  c->net.iface, sizeof(c->net.iface), &e))
-			return de_fail_set(f, DE_D_USAGE, "%s=\"%s\": %s", how, spec, e.msg);
-		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s=%s", how, spec);
-	} else {
+	if (!named) {
 		if (de_route_source(&c->net.master_addr, &c->net.data_addr, c->net.iface,
 				    sizeof(c->net.iface), &e))
 			return de_fail_set(f, DE_D_MASTER_TIMEOUT, "MASTER_ADDR=%s: %s",
 					   c->id.master, e.msg);
-		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "%s", how);
+		snprintf(c->net.iface_how, sizeof(c->net.iface_how), "route to MASTER_ADDR");
 	}
 	if (iface_loopback(c, c->id.nnodes, "", f))
 		return -1;

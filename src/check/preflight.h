@@ -12,6 +12,11 @@ int de_choose_backend(struct de_check *c, struct de_fail *f);
 /* What can be seen before talking to anyone: loopback, MASTER_ADDR in
  * the step, the data interface; opens the data and probe listeners. */
 int de_preflight(struct de_check *c, struct de_fail *f);
+/* The data interface named by DISTENV_SOCKET_IFNAME, else
+ * GLOO_SOCKET_IFNAME, else NCCL_SOCKET_IFNAME, with an address of family,
+ * into c->net (data_addr, iface, iface_how): 1; 0 when none is named; -1
+ * with f (diag) when the one named is not here. */
+int de_named_iface(struct de_check *c, int family, enum de_diag diag, struct de_fail *f);
 /* After the join, where neither Slurm nor torchrun gave the node count:
  * the loopback checks against the peer table's. */
 int de_joined_checks(struct de_check *c, struct de_fail *f);

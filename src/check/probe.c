@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -193,22 +191,6 @@ int de_probe_nodes(struct de_check *c, struct de_fail *f, struct de_text *rep)
 	return -1;
 }
 
-/* The MTU of this node's data interface, for the diagnosis (0 unknown). */
-static int iface_mtu(const char *ifname)
-{
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
-
-	if (fd < 0)
-		return 0;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", IFNAMSIZ - 1, ifname);
-	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
-		mtu = ifr.ifr_mtu;
-	close(fd);
-	return mtu;
-}
-
 /* 64 KiB to the next node of the ring of nodes and back, verified: each
  * node's links to both neighbours carry large segments both ways. */
 static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
@@ -257,7 +239,7 @@ static int bulk_probe(struct de_check *c, uint32_t mynode, int64_t deadline,
 				 p->host, p->addr, p->port);
 		goto done;
 	}
-	if ((mtu_v = iface_mtu(c->net.iface)) > 0)
+	if ((mtu_v = de_iface_mtu(c->net.iface)) > 0)
 		snprintf(mtu, sizeof(mtu), "; %s has MTU %d here", c->net.iface, mtu_v);
 	if (how == -1)
 		rc = de_fail_set(f, DE_D_PEER_LOST, "%s (%s:%u) closed the bulk probe after %zu bytes",

@@ -41,6 +41,11 @@ static const struct {
 	[DE_D_BULK_STALL] = { "bulk-stall", "small packets pass but large ones vanish between these nodes: an MTU mismatch (jumbo frames on the hosts, not on the switch or tunnel); test with ping -M do -s 8972 PEER (and -s 1472), then set the interface MTU to what the path carries" },
 	[DE_D_NCCL_MISSING] = { "nccl-missing", "the NCCL backend loads libnccl.so.2 and CUDA's runtime when asked for: install NCCL and the CUDA runtime on this node (or put them on LD_LIBRARY_PATH), or use --backend=socket" },
 	[DE_D_GPU_SHARED] = { "shared-gpu", "every task sees the same GPUs and picks the same one (CUDA_VISIBLE_DEVICES set once for the whole job, or no GPU binding): give each task its own GPU (--gpus-per-task=1, or --gpu-bind=single:1), or with all of a node's GPUs visible use cuda:LOCAL_RANK" },
+	[DE_D_HOST_RESOLVE] = { "hostname-unresolvable", "this node's own name must resolve on this node (/etc/hosts or DNS) to its address on the cluster network: gloo and PyTorch's rendezvous advertise it, and MASTER_ADDR is a node's name" },
+	[DE_D_HOST_NOT_LOCAL] = { "hostname-not-local", "this node's name resolves to an address that is not this node's (a stale /etc/hosts line or DNS record, an image copied from another node): peers would connect to another machine; map the name to this node's own address" },
+	[DE_D_IFACE] = { "data-interface", "the data interface (DISTENV_SOCKET_IFNAME, else the one that holds the address of this node's name) must be up with a carrier: see ip link show; check its configuration, cable and switch port" },
+	[DE_D_EPHEMERAL] = { "ephemeral-ports", "an outgoing connection may take a job's MASTER_PORT: keep net.ipv4.ip_local_port_range apart from distenv's MASTER_PORT range (plugstack port_min..port_max, or Slurm's MpiParams=ports), or reserve that range in net.ipv4.ip_local_reserved_ports" },
+	[DE_D_GPU_COUNT] = { "gpu-count", "CUDA does not see the GPUs Slurm gave this node: a GPU fell off the bus or its driver failed (nvidia-smi; dmesg for Xid errors), or the node's Gres in slurm.conf/gres.conf does not match its hardware" },
 	[DE_D_ENV_VALUE] = { "environment", "the variable is set, but empty or malformed: give it the form named above, or unset it (in a Slurm step the missing torchrun variables are derived from SLURM_*)" },
 };
 

@@ -41,6 +41,12 @@ enum de_diag {
 	DE_D_NCCL_MISSING,     /* --backend=nccl, but libnccl/libcudart not loadable */
 	DE_D_GPU_SHARED,       /* two ranks of a node on one GPU (NCCL refuses) */
 	DE_D_ENV_VALUE,        /* "environment" too: a variable set, but malformed */
+	/* distenv-check --node's own findings about this node: */
+	DE_D_HOST_RESOLVE,     /* this host's name does not resolve */
+	DE_D_HOST_NOT_LOCAL,   /* it resolves to an address no interface here has */
+	DE_D_IFACE,            /* the data interface is missing, down or without carrier */
+	DE_D_EPHEMERAL,        /* MASTER_PORT's range overlaps the ephemeral ports */
+	DE_D_GPU_COUNT,        /* CUDA sees another number of GPUs than Slurm gave the node */
 	DE_D_COUNT
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <string.h>
 
 #include "port.h"
 
@@ -114,4 +115,67 @@ bad:
 int de_port_ranges_overlap(uint16_t a1, uint16_t a2, uint16_t b1, uint16_t b2)
 {
 	return a1 <= b2 && b1 <= a2;
+}
+
+int de_port_range_parse(const char *what, const char *s, uint16_t *lo, uint16_t *hi,
+			struct de_err *err)
+{
+	const char *p = s;
+	unsigned long a, b;
+
+	if (read_port(&p, &a) || *p != '-')
+		goto bad;
+	p++;
+	if (read_port(&p, &b) || *p != '\0')
+		goto bad;
+	if (a < 1024 || a > b)
+		return de_errf(err, "%s \"%s\": expected 1024 <= LO <= HI <= 65535", what, s);
+	*lo = (uint16_t)a;
+	*hi = (uint16_t)b;
+	return 0;
+bad:
+	return de_errf(err, "%s \"%s\": expected LO-HI, e.g. 20000-29399", what, s);
+}
+
+long de_ports_unreserved(const char *text, uint16_t lo, uint16_t hi, uint16_t *first,
+			 struct de_err *err)
+{
+	/* One bit per port: the list may name ranges in any order. */
+	unsigned char taken[65536 / 8];
+	const char *p = text;
+	unsigned long a, b, port;
+	long n = 0;
+
+	if (text == NULL)
+		return de_errf(err, "ip_local_reserved_ports: no text");
+	memset(taken, 0, sizeof(taken));
+	while (*p != '\0' && *p != '\n') {
+		if (read_port(&p, &a))
+			goto bad;
+		b = a;
+		if (*p == '-') {
+			p++;
+			if (read_port(&p, &b) || b < a)
+				goto bad;
+		}
+		for (port = a; port <= b; port++)
+			taken[port / 8] |= (unsigned char)(1u << (port % 8));
+		if (*p == ',')
+			p++;
+		else if (*p != '\0' && *p != '\n')
+			goto bad;
+	}
+	if (*p == '\n' && p[1] != '\0')
+		goto bad;
+	for (port = lo; port <= hi; port++) {
+		if (taken[port / 8] & (1u << (port % 8)))
+			continue;
+		if (n++ == 0 && first != NULL)
+			*first = (uint16_t)port;
+	}
+	return n;
+bad:
+	n = (long)strcspn(text, "\n");
+	return de_errf(err, "ip_local_reserved_ports \"%.*s\": expected ports as N or N-M, comma-separated",
+		       (int)(n > 60 ? 60 : n), text);
 }

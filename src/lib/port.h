@@ -49,4 +49,21 @@ int de_ephemeral_read(const char *path, uint16_t *lo, uint16_t *hi, struct de_er
 /* Do [a1, a2] and [b1, b2] share a port? */
 int de_port_ranges_overlap(uint16_t a1, uint16_t a2, uint16_t b1, uint16_t b2);
 
+/* "LO-HI", a range de_port_range_check accepts (distenv-check's
+ * --port-range): what names the input in the error. */
+int de_port_range_parse(const char *what, const char *s, uint16_t *lo, uint16_t *hi,
+			struct de_err *err);
+
+/* The ports of [lo, hi] that are not in text, the kernel's
+ * ip_local_reserved_ports ("20000-29399,30000\n", or "\n" for none):
+ * their count (0: all reserved), the first in *first; -1 with err when
+ * text is not such a list. */
+long de_ports_unreserved(const char *text, uint16_t lo, uint16_t hi, uint16_t *first,
+			 struct de_err *err);
+
+/* The same, read from path (DE_RESERVED_PATH; ephemeral.c). */
+#define DE_RESERVED_PATH "/proc/sys/net/ipv4/ip_local_reserved_ports"
+long de_reserved_read(const char *path, uint16_t lo, uint16_t hi, uint16_t *first,
+		      struct de_err *err);
+
 #endif

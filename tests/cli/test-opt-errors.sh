@@ -70,7 +70,7 @@ usage_error distenv-check "invalid option -- 'x'" -vx
 usage_error distenv-check "option '--timeout' requires an argument" --timeout
 usage_error distenv-check "option '--timeout' requires an argument" --time
 usage_error distenv-check "option requires an argument -- 'd'" -d
-usage_error distenv-check "option '--p' is ambiguous; possibilities: '--pairs' '--pair-bytes' '--pair-threshold' '--pairs-out'" --p
+usage_error distenv-check "option '--p' is ambiguous; possibilities: '--pairs' '--pair-bytes' '--pair-threshold' '--pairs-out' '--port-range'" --p
 usage_error distenv-check "option '--js' is ambiguous; possibilities: '--json' '--json-summary'" --js
 # --tim takes 3: the error is --bogus's, so the abbreviation parsed.
 usage_error distenv-check "unrecognized option '--bogus'" --tim 3 --bogus

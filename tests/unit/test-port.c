@@ -84,6 +84,47 @@ static void test_default_range_spread(void)
 	       range - 1, range, min, max);
 }
 
+/* distenv-check --node's --port-range and the kernel's reserved ports. */
+static void test_node_ports(void)
+{
+	struct de_err e;
+	uint16_t lo = 0, hi = 0, first = 0;
+
+	ok(de_port_range_parse("--port-range", "20000-29399", &lo, &hi, &e) == 0 && lo == 20000 &&
+	   hi == 29399, "--port-range 20000-29399 parses");
+	ok(de_port_range_parse("--port-range", "5000-5000", &lo, &hi, &e) == 0 && lo == 5000 &&
+	   hi == 5000, "--port-range of one port parses");
+	ok(de_port_range_parse("--port-range", "29399-20000", &lo, &hi, &e) == -1,
+	   "--port-range inverted rejected");
+	is_str(e.msg, "--port-range \"29399-20000\": expected 1024 <= LO <= HI <= 65535",
+	       "its error names the input and the rule");
+	ok(de_port_range_parse("--port-range", "80-90", &lo, &hi, &e) == -1,
+	   "--port-range below 1024 rejected");
+	ok(de_port_range_parse("--port-range", "20000", &lo, &hi, &e) == -1,
+	   "--port-range without HI rejected");
+	is_str(e.msg, "--port-range \"20000\": expected LO-HI, e.g. 20000-29399",
+	       "its error says the form");
+	ok(de_port_range_parse("--port-range", "20000-70000", &lo, &hi, &e) == -1,
+	   "--port-range above 65535 rejected");
+	ok(de_port_range_parse("--port-range", "20000-29399x", &lo, &hi, &e) == -1,
+	   "--port-range with trailing text rejected");
+	ok(de_port_range_parse("--port-range", "", &lo, &hi, &e) == -1, "--port-range empty rejected");
+
+	is_int(de_ports_unreserved("\n", 20000, 20009, &first, &e), 10, "no reserved ports: all 10 unreserved");
+	is_int(first, 20000, "the first unreserved is the range's first");
+	is_int(de_ports_unreserved("20000-29399\n", 20000, 29399, &first, &e), 0,
+	       "the whole range reserved: none unreserved");
+	is_int(de_ports_unreserved("30000,20000-20004,20006-29399\n", 20000, 29399, &first, &e), 1,
+	       "ranges in any order, one port left out: 1 unreserved");
+	is_int(first, 20005, "... and it is named");
+	is_int(de_ports_unreserved("", 20000, 20001, &first, &e), 2, "empty text: none reserved");
+	ok(de_ports_unreserved("20000-x\n", 20000, 20001, &first, &e) == -1, "a bad list is an error");
+	is_str(e.msg, "ip_local_reserved_ports \"20000-x\": expected ports as N or N-M, comma-separated",
+	       "its error quotes the text");
+	ok(de_ports_unreserved("20009-20000", 20000, 20001, &first, &e) == -1, "an inverted range is an error");
+	ok(de_ports_unreserved("20000\n5", 20000, 20001, &first, &e) == -1, "text after the line is an error");
+}
+
 int main(void)
 {
 	struct de_err e;
@@ -147,5 +188,6 @@ int main(void)
 	is_int(de_port_for(7, 3, 4000, 4000), 4000, "single-port range always gives that port");
 	ok(de_port_for(0xFFFFFFFFu, 0xFFFFFFFBu, 1024, 65535) >= 1024, "extremes stay in range");
 	test_default_range_spread();
+	test_node_ports();
 	return tap_done();
 }
