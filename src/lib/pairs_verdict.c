@@ -258,3 +258,39 @@ int de_pairs_pair_named(const struct de_pairs_verdict *v, const struct de_pair_r
 			return 1;
 	return 0;
 }
+
+enum de_node_verdict de_pairs_node_verdict(const struct de_pairs_verdict *v, uint32_t x, size_t *idx)
+{
+	size_t i, link = v->nfind;
+
+	for (i = 0; i < v->nfind; i++) {
+		const struct de_finding *f = &v->find[i];
+
+		if ((f->kind == DE_FIND_NODE_FAIL || f->kind == DE_FIND_SLOW_NODE) && f->a == x) {
+			*idx = i;
+			return DE_NODE_FAULT;
+		}
+		if ((f->kind == DE_FIND_LINK_FAIL || f->kind == DE_FIND_SLOW_LINK) && (f->a == x || f->b == x) &&
+		    link == v->nfind)
+			link = i;
+	}
+	*idx = link;
+	return link < v->nfind ? DE_NODE_LOOK : DE_NODE_PASS;
+}
+
+int de_pairs_probe_names(const char *probe, const char *host)
+{
+	size_t len = strlen(host);
+	const char *p;
+
+	if (len == 0)
+		return 0;
+	for (p = strstr(probe, host); p != NULL; p = strstr(p + 1, host)) {
+		const char *end = p + len;
+
+		if ((p == probe || p[-1] == ' ') &&
+		    (strncmp(end, " -> ", 4) == 0 || strncmp(end, " (", 2) == 0))
+			return 1;
+	}
+	return 0;
+}

@@ -78,4 +78,19 @@ int de_pairs_node_named(const struct de_pairs_verdict *v, uint32_t x);
 /* Is pair {a,b} named as a failing or slow link, or failed at all? */
 int de_pairs_pair_named(const struct de_pairs_verdict *v, const struct de_pair_result *p);
 
+/* What the verdict proves of one node, for an admin who acts on it (the
+ * sweep template's DRAIN and RESUME): FAULT when a finding names the
+ * node itself (a failing node: its retest failed too, or all its pairs
+ * with none to retest against; or a slow node), LOOK when it is only in
+ * a failing or slow link (the sweep could not isolate the culprit: it
+ * proves neither node bad), PASS when no finding names it. */
+enum de_node_verdict { DE_NODE_PASS, DE_NODE_FAULT, DE_NODE_LOOK };
+/* *idx: the finding that decided (a node finding before a link one);
+ * v->nfind for a pass. */
+enum de_node_verdict de_pairs_node_verdict(const struct de_pairs_verdict *v, uint32_t x, size_t *idx);
+/* Does the node probe's failure text name host as a node ("HOST -> ..."
+ * for the node that reported, "HOST (addr:port) ..." for a peer it could
+ * not reach)? A whole name: node1 is not node12. */
+int de_pairs_probe_names(const char *probe, const char *host);
+
 #endif

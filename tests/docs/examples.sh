@@ -171,6 +171,7 @@ source_of() {
 	not-distenv-silent) capture not-distenv-silent ;;
 	timeout) capture faults-link-down ;;
 	pairs-firewall | pairs-tbf) capture "$1" ;;
+	sweep-drain | sweep-resume) capture "$1" ;;
 	# the Ansible end-to-end test's smoke.yml log, its lines unquoted
 	ansible-smoke)
 		capture ansible-smoke >"$tmp/ansible" || return 3

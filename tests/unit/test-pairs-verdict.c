@@ -176,6 +176,87 @@ int main(void)
 	is_str(findings(&v), "link-fail:0-1/bulk-stall", "two nodes, failed pair: named as the pair");
 	de_pairs_verdict_free(&v);
 
+	/* What the verdict proves of each node (DRAIN and RESUME act on it). */
+	healthy(5);
+	for (x = 0; x < 5; x++)
+		if (x != 2)
+			pair(5, 2, x)->bw_ab = pair(5, 2, x)->bw_ba = 1e7;
+	fail_pair(5, 1, 3, DE_D_PEER_TIMEOUT);
+	rt[0] = (struct de_pair_retest){ 1, 0, 1, DE_OK, 1e9 };
+	rt[1] = (struct de_pair_retest){ 3, 4, 1, DE_OK, 1e9 };
+	de_pairs_judge(5, P, rt, 2, 0.5, &v, &e);
+	is_str(findings(&v), "link-fail:1-3/peer-timeout slow-node:2", "a slow node and a failing link in one sweep");
+	{
+		size_t idx = 99;
+
+		ok(de_pairs_node_verdict(&v, 2, &idx) == DE_NODE_FAULT && idx == 1,
+		   "the slow node: FAULT, decided by its own finding");
+		ok(de_pairs_node_verdict(&v, 1, &idx) == DE_NODE_LOOK && idx == 0 &&
+			   de_pairs_node_verdict(&v, 3, &idx) == DE_NODE_LOOK,
+		   "both nodes of the failing link (culprit not isolated): LOOK, never FAULT");
+		ok(de_pairs_node_verdict(&v, 0, &idx) == DE_NODE_PASS && idx == v.nfind &&
+			   de_pairs_node_verdict(&v, 4, &idx) == DE_NODE_PASS,
+		   "the others: PASS, no finding");
+	}
+	de_pairs_verdict_free(&v);
+	/* A slow node that is also in a failing link: the node finding decides. */
+	healthy(5);
+	for (x = 0; x < 5; x++)
+		if (x != 2)
+			pair(5, 2, x)->bw_ab = pair(5, 2, x)->bw_ba = 1e7;
+	fail_pair(5, 2, 4, DE_D_PEER_TIMEOUT);
+	rt[0] = (struct de_pair_retest){ 2, 0, 1, DE_OK, 1e7 };
+	rt[1] = (struct de_pair_retest){ 4, 1, 1, DE_OK, 1e9 };
+	de_pairs_judge(5, P, rt, 2, 0.5, &v, &e);
+	{
+		size_t idx = 99;
+
+		ok(de_pairs_node_verdict(&v, 2, &idx) == DE_NODE_FAULT && v.find[idx].kind == DE_FIND_SLOW_NODE,
+		   "slow node in a failing link too: FAULT by its slow-node finding (%s)", findings(&v));
+		ok(de_pairs_node_verdict(&v, 4, &idx) == DE_NODE_LOOK, "... its partner in the link: LOOK");
+	}
+	de_pairs_verdict_free(&v);
+	/* A failing node (its retest failed too): FAULT; its partners PASS. */
+	healthy(4);
+	for (x = 1; x < 4; x++)
+		fail_pair(4, 0, x, DE_D_BULK_STALL);
+	rt[0] = (struct de_pair_retest){ 0, 1, 1, DE_D_BULK_STALL, 0 };
+	de_pairs_judge(4, P, rt, 1, 0.5, &v, &e);
+	{
+		size_t idx;
+
+		ok(de_pairs_node_verdict(&v, 0, &idx) == DE_NODE_FAULT && de_pairs_node_verdict(&v, 1, &idx) == DE_NODE_PASS &&
+			   de_pairs_node_verdict(&v, 3, &idx) == DE_NODE_PASS,
+		   "failing node: FAULT; the nodes whose pairs with it failed: PASS");
+	}
+	de_pairs_verdict_free(&v);
+	/* Two nodes, their pair fails: neither is proven bad. */
+	healthy(2);
+	fail_pair(2, 0, 1, DE_D_BULK_STALL);
+	de_pairs_judge(2, P, NULL, 0, 0.5, &v, &e);
+	{
+		size_t idx;
+
+		ok(de_pairs_node_verdict(&v, 0, &idx) == DE_NODE_LOOK && de_pairs_node_verdict(&v, 1, &idx) == DE_NODE_LOOK,
+		   "two nodes, failed pair: both LOOK, neither FAULT");
+	}
+	de_pairs_verdict_free(&v);
+
+	/* The probe's failure text: whole node names only. */
+	{
+		const char *pr = "node2 -> node4 (10.77.0.14:4000) timed out; node12 -> node1 (10.77.0.11:4000) refused";
+
+		ok(de_pairs_probe_names(pr, "node2") && de_pairs_probe_names(pr, "node4") &&
+			   de_pairs_probe_names(pr, "node12") && de_pairs_probe_names(pr, "node1"),
+		   "probe text names its reporters and their peers");
+		ok(!de_pairs_probe_names(pr, "node3") && !de_pairs_probe_names(pr, "node") &&
+			   !de_pairs_probe_names(pr, "ode2") && !de_pairs_probe_names(pr, "") &&
+			   !de_pairs_probe_names("", "node1"),
+		   "... and no other name, nor a part of one");
+		ok(!de_pairs_probe_names("node12 -> node14 (10.77.0.24:1) timed out", "node1"),
+		   "node1 is not node12 nor node14");
+	}
+
 	ok(de_pairs_judge(5, P, NULL, 0, 0, &v, &e) == -1, "threshold 0 refused");
 	is_str(e.msg, "pair threshold 0: expected a fraction in (0, 1]", "... naming the expected form");
 	ok(de_pairs_judge(5, P, NULL, 0, 1.5, &v, &e) == -1, "threshold 1.5 refused");
