@@ -511,8 +511,8 @@ static int draw_png(const struct de_check *c, struct de_err *err)
  * template's DRAIN and RESUME (compute nodes may have no JSON reader):
  * NODE<TAB>fault|look|pass<TAB>why, one line a node, in rank order.
  * fault: the sweep isolated the node (failing or slow node); look: it is
- * in a failing or slow link whose culprit was not isolated, or named in
- * the node probe's failures; pass: named nowhere. */
+ * in a failing or slow link whose culprit was not isolated, or in a
+ * failure of the node probe that no faulty node explains; pass: neither. */
 static void node_why(const struct de_check *c, const struct de_finding *f, char *out, size_t len)
 {
 	const struct de_pairs_state *s = c->pairs;
@@ -545,9 +545,16 @@ static int fill_nodes(const struct de_check *c, FILE *fp)
 {
 	const struct de_pairs_state *s = c->pairs;
 	static const char *const word[] = { "pass", "fault", "look" };
+	const char **fault = malloc((s->v.nfind + 1) * sizeof(*fault));
+	size_t nfault = 0, i;
 	char why[1024];
 	uint32_t x;
 
+	if (fault == NULL)
+		return -1;
+	for (i = 0; i < s->v.nfind; i++)
+		if (s->v.find[i].kind == DE_FIND_NODE_FAIL || s->v.find[i].kind == DE_FIND_SLOW_NODE)
+			fault[nfault++] = name(c, s->v.find[i].a);
 	for (x = 0; x < s->n; x++) {
 		size_t idx;
 		enum de_node_verdict nv = de_pairs_node_verdict(&s->v, x, &idx);
@@ -556,12 +563,13 @@ static int fill_nodes(const struct de_check *c, FILE *fp)
 			node_why(c, &s->v.find[idx], why, sizeof(why));
 		else
 			snprintf(why, sizeof(why), "named in no finding");
-		if (nv == DE_NODE_PASS && s->probe[0] != '\0' && de_pairs_probe_names(s->probe, name(c, x))) {
+		if (nv == DE_NODE_PASS && de_pairs_probe_suspect(s->probe, name(c, x), fault, nfault)) {
 			nv = DE_NODE_LOOK;
-			snprintf(why, sizeof(why), "named in the node probe's failures (FAIL probe), in no finding of the sweep");
+			snprintf(why, sizeof(why), "in a failure of the node probe (FAIL probe) that no finding explains");
 		}
 		fprintf(fp, "%s\t%s\t%s\n", name(c, x), word[nv], why);
 	}
+	free(fault);
 	return 0;
 }
 

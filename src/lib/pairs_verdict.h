@@ -88,9 +88,11 @@ enum de_node_verdict { DE_NODE_PASS, DE_NODE_FAULT, DE_NODE_LOOK };
 /* *idx: the finding that decided (a node finding before a link one);
  * v->nfind for a pass. */
 enum de_node_verdict de_pairs_node_verdict(const struct de_pairs_verdict *v, uint32_t x, size_t *idx);
-/* Does the node probe's failure text name host as a node ("HOST -> ..."
- * for the node that reported, "HOST (addr:port) ..." for a peer it could
- * not reach)? A whole name: node1 is not node12. */
-int de_pairs_probe_names(const char *probe, const char *host);
+/* Is host an end of a failure in the node probe's text that no proven
+ * bad node explains? The text is "; "-separated entries "R -> T (addr)
+ * what, T2 (addr) what" (R reported, T it could not reach); a failure
+ * R-T is explained when R or T is among the nfault names in fault (the
+ * sweep isolated it). Whole names only: node1 is not node12. */
+int de_pairs_probe_suspect(const char *probe, const char *host, const char *const *fault, size_t nfault);
 
 #endif

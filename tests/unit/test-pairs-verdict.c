@@ -242,21 +242,34 @@ int main(void)
 	}
 	de_pairs_verdict_free(&v);
 
-	/* The probe's failure text: whole node names only. */
+	/* The probe's failure text: which nodes it leaves under suspicion. */
 	{
-		const char *pr = "node2 -> node4 (10.77.0.14:4000) timed out; node12 -> node1 (10.77.0.11:4000) refused";
+		const char *fw = "node2 -> node4 (10.77.0.14:4000) timed out; node4 -> node2 (10.77.0.12:4000) timed out";
+		/* A bulk stall's text has "; " inside an entry. */
+		const char *mtu = "node3 -> node4 (10.77.0.14:46783) 64 KiB stalled after 0 bytes in 15.0 s while small "
+				  "messages passed; eth0 has MTU 1500 here; node4 -> node1 (10.77.0.11:36955) 64 KiB "
+				  "stalled; eth0 has MTU 1500 here";
+		const char *many = "node12 -> node1 (10.77.0.11:1) refused, node14 (10.77.0.24:1) timed out";
+		const char *f4[] = { "node4" }, *f12[] = { "node12" };
 
-		ok(de_pairs_probe_names(pr, "node2") && de_pairs_probe_names(pr, "node4") &&
-			   de_pairs_probe_names(pr, "node12") && de_pairs_probe_names(pr, "node1"),
-		   "probe text names its reporters and their peers");
-		ok(!de_pairs_probe_names(pr, "node3") && !de_pairs_probe_names(pr, "node") &&
-			   !de_pairs_probe_names(pr, "ode2") && !de_pairs_probe_names(pr, "") &&
-			   !de_pairs_probe_names("", "node1"),
-		   "... and no other name, nor a part of one");
-		ok(!de_pairs_probe_names("node12 -> node14 (10.77.0.24:1) timed out", "node1"),
-		   "node1 is not node12 nor node14");
+		ok(de_pairs_probe_suspect(fw, "node2", NULL, 0) && de_pairs_probe_suspect(fw, "node4", NULL, 0) &&
+			   !de_pairs_probe_suspect(fw, "node1", NULL, 0) && !de_pairs_probe_suspect(fw, "node", NULL, 0) &&
+			   !de_pairs_probe_suspect(fw, "ode2", NULL, 0),
+		   "a firewalled pair in the probe, nobody proven bad: both its nodes suspect, no other (nor a part of a name)");
+		ok(!de_pairs_probe_suspect(fw, "node2", f4, 1), "... node4 proven bad: node2's failure with it is explained");
+		ok(!de_pairs_probe_suspect(mtu, "node1", f4, 1) && !de_pairs_probe_suspect(mtu, "node3", f4, 1),
+		   "node4 drops large packets and is proven bad: its peers in the probe are not suspect");
+		ok(de_pairs_probe_suspect(mtu, "node1", NULL, 0) && de_pairs_probe_suspect(mtu, "node3", NULL, 0) &&
+			   !de_pairs_probe_suspect(mtu, "node2", NULL, 0),
+		   "... with nobody proven bad: node1 and node3 suspect (entries past a \"; \" inside a message), node2 not");
+		ok(de_pairs_probe_suspect(many, "node1", NULL, 0) && de_pairs_probe_suspect(many, "node14", NULL, 0) &&
+			   !de_pairs_probe_suspect(many, "node12", f12, 1) && !de_pairs_probe_suspect(many, "node1", f12, 1),
+		   "two targets of one reporter; node1 is not node12 nor node14");
+		ok(de_pairs_probe_suspect("node5 -> out of memory", "node5", NULL, 0) &&
+			   !de_pairs_probe_suspect("node5 -> out of memory", "node6", NULL, 0),
+		   "a failure naming no target: its reporter suspect");
+		ok(!de_pairs_probe_suspect("", "node1", NULL, 0), "no probe failure: nobody suspect");
 	}
-
 	ok(de_pairs_judge(5, P, NULL, 0, 0, &v, &e) == -1, "threshold 0 refused");
 	is_str(e.msg, "pair threshold 0: expected a fraction in (0, 1]", "... naming the expected form");
 	ok(de_pairs_judge(5, P, NULL, 0, 1.5, &v, &e) == -1, "threshold 1.5 refused");
