@@ -637,13 +637,80 @@ static int draw_png(const struct de_check *c, struct de_err *err)
 	return 0;
 }
 
+/* pairs.nodes: what the sweep proves of each node, for the sweep
+ * template's DRAIN and RESUME (compute nodes may have no JSON reader):
+ * NODE<TAB>fault|look|pass<TAB>why, one line a node, in rank order.
+ * fault: the sweep isolated the node (failing or slow node); look: it is
+ * in a failing or slow link whose culprit was not isolated, or in a
+ * failure of the node probe that no faulty node explains; pass: neither. */
+static void node_why(const struct de_check *c, const struct de_finding *f, char *out, size_t len)
+{
+	const struct de_pairs_state *s = c->pairs;
+
+	switch (f->kind) {
+	case DE_FIND_NODE_FAIL:
+		if (f->with != DE_PAIR_NONE)
+			snprintf(out, len, "failing-node: %u of %u pairs fail: %s; its retest against %s failed too",
+				 f->count, s->n - 1, de_diag_name(f->diag), name(c, f->with));
+		else
+			snprintf(out, len, "failing-node: %u of %u pairs fail: %s", f->count, s->n - 1,
+				 de_diag_name(f->diag));
+		break;
+	case DE_FIND_SLOW_NODE:
+		snprintf(out, len, "slow-node: all %u of its pairs below %.2g x the median pair (its best %.2f GB/s, %.2f x)",
+			 f->count, c->o.pair_threshold, f->bw / 1e9, f->ratio);
+		break;
+	case DE_FIND_LINK_FAIL:
+		snprintf(out, len, "failing-link %s-%s: %s; both nodes pass with the others, culprit not isolated",
+			 name(c, f->a), name(c, f->b), de_diag_name(f->diag));
+		break;
+	case DE_FIND_SLOW_LINK:
+		snprintf(out, len, "slow-link %s-%s: %.2f x the median pair; both nodes fine with the others, culprit not isolated",
+			 name(c, f->a), name(c, f->b), f->ratio);
+		break;
+	}
+}
+
+static int fill_nodes(const struct de_check *c, FILE *fp)
+{
+	const struct de_pairs_state *s = c->pairs;
+	static const char *const word[] = { "pass", "fault", "look" };
+	const char **fault = malloc((s->v.nfind + 1) * sizeof(*fault));
+	size_t nfault = 0, i;
+	char why[1024];
+	uint32_t x;
+
+	if (fault == NULL)
+		return -1;
+	for (i = 0; i < s->v.nfind; i++)
+		if (s->v.find[i].kind == DE_FIND_NODE_FAIL || s->v.find[i].kind == DE_FIND_SLOW_NODE)
+			fault[nfault++] = name(c, s->v.find[i].a);
+	for (x = 0; x < s->n; x++) {
+		size_t idx;
+		enum de_node_verdict nv = de_pairs_node_verdict(&s->v, x, &idx);
+
+		if (nv != DE_NODE_PASS)
+			node_why(c, &s->v.find[idx], why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "named in no finding");
+		if (nv == DE_NODE_PASS && de_pairs_probe_suspect(s->probe, name(c, x), fault, nfault)) {
+			nv = DE_NODE_LOOK;
+			snprintf(why, sizeof(why), "in a failure of the node probe (FAIL probe) that no finding explains");
+		}
+		fprintf(fp, "%s\t%s\t%s\n", name(c, x), word[nv], why);
+	}
+	free(fault);
+	return 0;
+}
+
 int de_pairs_write(const struct de_check *c, struct de_err *err)
 {
 	const char *dir = c->o.pairs_out;
 
 	if (write_whole(dir, "pairs.json", fill_json, c, err) ||
 	    write_whole(dir, "pairs.prom", fill_prom, c, err) ||
-	    write_whole(dir, "pairs.csv", fill_csv, c, err))
+	    write_whole(dir, "pairs.csv", fill_csv, c, err) ||
+	    write_whole(dir, "pairs.nodes", fill_nodes, c, err))
 		return -1;
 	return draw_png(c, err);
 }

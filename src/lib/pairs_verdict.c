@@ -259,6 +259,94 @@ int de_pairs_pair_named(const struct de_pairs_verdict *v, const struct de_pair_r
 	return 0;
 }
 
+enum de_node_verdict de_pairs_node_verdict(const struct de_pairs_verdict *v, uint32_t x, size_t *idx)
+{
+	size_t i, link = v->nfind;
+
+	for (i = 0; i < v->nfind; i++) {
+		const struct de_finding *f = &v->find[i];
+
+		if ((f->kind == DE_FIND_NODE_FAIL || f->kind == DE_FIND_SLOW_NODE) && f->a == x) {
+			*idx = i;
+			return DE_NODE_FAULT;
+		}
+		if ((f->kind == DE_FIND_LINK_FAIL || f->kind == DE_FIND_SLOW_LINK) && (f->a == x || f->b == x) &&
+		    link == v->nfind)
+			link = i;
+	}
+	*idx = link;
+	return link < v->nfind ? DE_NODE_LOOK : DE_NODE_PASS;
+}
+
+static int word_is(const char *w, size_t len, const char *name)
+{
+	return strlen(name) == len && strncmp(w, name, len) == 0;
+}
+
+static int in_list(const char *w, size_t len, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (word_is(w, len, list[i]))
+			return 1;
+	return 0;
+}
+
+/* The entry [e, end): reporter r (rlen), its targets after "-> " or ", ",
+ * each a word followed by " (". 1 when host is an end of a pair of it
+ * that neither end's fault explains. */
+static int entry_suspect(const char *r, size_t rlen, const char *e, const char *end, const char *host,
+			 const char *const *fault, size_t nfault)
+{
+	int rfault = in_list(r, rlen, fault, nfault), targets = 0;
+	const char *p;
+
+	for (p = e; p < end && (p = strstr(p, " (")) != NULL && p < end; p++) {
+		const char *w = p;
+		size_t tlen;
+
+		while (w > e && w[-1] != ' ')
+			w--;
+		if (w - e < 2 || !((w[-2] == '>' || w[-2] == ',') && w[-1] == ' '))
+			continue;
+		tlen = (size_t)(p - w);
+		targets++;
+		if (rfault || in_list(w, tlen, fault, nfault))
+			continue;
+		if (word_is(r, rlen, host) || word_is(w, tlen, host))
+			return 1;
+	}
+	/* A failure with no target named: the reporter alone. */
+	return targets == 0 && !rfault && word_is(r, rlen, host);
+}
+
+int de_pairs_probe_suspect(const char *probe, const char *host, const char *const *fault, size_t nfault)
+{
+	const char *p = probe, *r = NULL, *e = NULL;
+	size_t rlen = 0;
+
+	/* Entries start at the text's start or after "; " with "WORD -> ";
+	 * any other "; " part continues the entry before it. */
+	for (;;) {
+		const char *arrow = strstr(p, " -> "), *sp = strchr(p, ' ');
+		const char *next = strstr(p, "; ");
+		int starts = arrow != NULL && arrow == sp && arrow > p;
+
+		if (starts) {
+			if (r != NULL && entry_suspect(r, rlen, e, p, host, fault, nfault))
+				return 1;
+			r = p;
+			rlen = (size_t)(arrow - p);
+			e = arrow + 1;
+		}
+		if (next == NULL)
+			break;
+		p = next + 2;
+	}
+	return r != NULL && entry_suspect(r, rlen, e, probe + strlen(probe), host, fault, nfault);
+}
+
 static size_t add_node(uint32_t *out, size_t n, size_t cap, uint32_t x)
 {
 	size_t i;

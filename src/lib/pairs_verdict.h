@@ -84,4 +84,21 @@ int de_pairs_node_named(const struct de_pairs_verdict *v, uint32_t x);
 /* Is pair {a,b} named as a failing or slow link, or failed at all? */
 int de_pairs_pair_named(const struct de_pairs_verdict *v, const struct de_pair_result *p);
 
+/* What the verdict proves of one node, for an admin who acts on it (the
+ * sweep template's DRAIN and RESUME): FAULT when a finding names the
+ * node itself (a failing node: its retest failed too, or all its pairs
+ * with none to retest against; or a slow node), LOOK when it is only in
+ * a failing or slow link (the sweep could not isolate the culprit: it
+ * proves neither node bad), PASS when no finding names it. */
+enum de_node_verdict { DE_NODE_PASS, DE_NODE_FAULT, DE_NODE_LOOK };
+/* *idx: the finding that decided (a node finding before a link one);
+ * v->nfind for a pass. */
+enum de_node_verdict de_pairs_node_verdict(const struct de_pairs_verdict *v, uint32_t x, size_t *idx);
+/* Is host an end of a failure in the node probe's text that no proven
+ * bad node explains? The text is "; "-separated entries "R -> T (addr)
+ * what, T2 (addr) what" (R reported, T it could not reach); a failure
+ * R-T is explained when R or T is among the nfault names in fault (the
+ * sweep isolated it). Whole names only: node1 is not node12. */
+int de_pairs_probe_suspect(const char *probe, const char *host, const char *const *fault, size_t nfault);
+
 #endif

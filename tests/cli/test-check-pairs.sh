@@ -219,6 +219,14 @@ else
 	fi
 fi
 
+if ((${#out_args[@]} == 0)); then
+	tap_skip "--pairs-out: pairs.nodes" "gnuplot not installed"
+elif [[ $(cut -f2- "$tmp/out/pairs.nodes" | sort | uniq -c | sed 's/^ *//') == $'4 pass\tnamed in no finding' ]] &&
+	[[ $(cut -f1 "$tmp/out/pairs.nodes" | sort | tr '\n' ' ') == "$(grep -o '"nodes": \[[^]]*' "$tmp/out/pairs.json" | grep -o '"[^"]*"' | tail -n +2 | tr -d '"' | sort | tr '\n' ' ')" ]]; then
+	tap_ok "--pairs-out: pairs.nodes, one line a node of pairs.json, each NODE<TAB>pass<TAB>why"
+else
+	tap_fail "--pairs-out: pairs.nodes" "$(cat "$tmp/out/pairs.nodes" 2>&1)" "$(head -3 "$tmp/out/pairs.json")"
+fi
 # Two ranks per node: the node's first rank measures, the other follows
 # the rounds and exits with the job's verdict.
 pids=()

@@ -172,6 +172,7 @@ source_of() {
 	timeout) capture faults-link-down ;;
 	pairs-firewall | pairs-tbf) capture "$1" ;;
 	node-check-ok | node-check-drained | node-check-resumed) capture "$1" ;;
+	sweep-drain | sweep-resume) capture "$1" ;;
 	# the Ansible end-to-end test's smoke.yml log, its lines unquoted
 	ansible-smoke)
 		capture ansible-smoke >"$tmp/ansible" || return 3

@@ -197,6 +197,100 @@ int main(void)
 	is_str(findings(&v), "link-fail:0-1/bulk-stall", "two nodes, failed pair: named as the pair");
 	de_pairs_verdict_free(&v);
 
+	/* What the verdict proves of each node (DRAIN and RESUME act on it). */
+	healthy(5);
+	for (x = 0; x < 5; x++)
+		if (x != 2)
+			pair(5, 2, x)->bw_ab = pair(5, 2, x)->bw_ba = 1e7;
+	fail_pair(5, 1, 3, DE_D_PEER_TIMEOUT);
+	rt[0] = (struct de_pair_retest){ 1, 0, 1, DE_OK, 1e9 };
+	rt[1] = (struct de_pair_retest){ 3, 4, 1, DE_OK, 1e9 };
+	de_pairs_judge(5, P, rt, 2, 0.5, &v, &e);
+	is_str(findings(&v), "link-fail:1-3/peer-timeout slow-node:2", "a slow node and a failing link in one sweep");
+	{
+		size_t idx = 99;
+
+		ok(de_pairs_node_verdict(&v, 2, &idx) == DE_NODE_FAULT && idx == 1,
+		   "the slow node: FAULT, decided by its own finding");
+		ok(de_pairs_node_verdict(&v, 1, &idx) == DE_NODE_LOOK && idx == 0 &&
+			   de_pairs_node_verdict(&v, 3, &idx) == DE_NODE_LOOK,
+		   "both nodes of the failing link (culprit not isolated): LOOK, never FAULT");
+		ok(de_pairs_node_verdict(&v, 0, &idx) == DE_NODE_PASS && idx == v.nfind &&
+			   de_pairs_node_verdict(&v, 4, &idx) == DE_NODE_PASS,
+		   "the others: PASS, no finding");
+	}
+	de_pairs_verdict_free(&v);
+	/* A slow node that is also in a failing link: the node finding decides. */
+	healthy(5);
+	for (x = 0; x < 5; x++)
+		if (x != 2)
+			pair(5, 2, x)->bw_ab = pair(5, 2, x)->bw_ba = 1e7;
+	fail_pair(5, 2, 4, DE_D_PEER_TIMEOUT);
+	rt[0] = (struct de_pair_retest){ 2, 0, 1, DE_OK, 1e7 };
+	rt[1] = (struct de_pair_retest){ 4, 1, 1, DE_OK, 1e9 };
+	de_pairs_judge(5, P, rt, 2, 0.5, &v, &e);
+	{
+		size_t idx = 99;
+
+		ok(de_pairs_node_verdict(&v, 2, &idx) == DE_NODE_FAULT && v.find[idx].kind == DE_FIND_SLOW_NODE,
+		   "slow node in a failing link too: FAULT by its slow-node finding (%s)", findings(&v));
+		ok(de_pairs_node_verdict(&v, 4, &idx) == DE_NODE_LOOK, "... its partner in the link: LOOK");
+	}
+	de_pairs_verdict_free(&v);
+	/* A failing node (its retest failed too): FAULT; its partners PASS. */
+	healthy(4);
+	for (x = 1; x < 4; x++)
+		fail_pair(4, 0, x, DE_D_BULK_STALL);
+	rt[0] = (struct de_pair_retest){ 0, 1, 1, DE_D_BULK_STALL, 0 };
+	de_pairs_judge(4, P, rt, 1, 0.5, &v, &e);
+	{
+		size_t idx;
+
+		ok(de_pairs_node_verdict(&v, 0, &idx) == DE_NODE_FAULT && de_pairs_node_verdict(&v, 1, &idx) == DE_NODE_PASS &&
+			   de_pairs_node_verdict(&v, 3, &idx) == DE_NODE_PASS,
+		   "failing node: FAULT; the nodes whose pairs with it failed: PASS");
+	}
+	de_pairs_verdict_free(&v);
+	/* Two nodes, their pair fails: neither is proven bad. */
+	healthy(2);
+	fail_pair(2, 0, 1, DE_D_BULK_STALL);
+	de_pairs_judge(2, P, NULL, 0, 0.5, &v, &e);
+	{
+		size_t idx;
+
+		ok(de_pairs_node_verdict(&v, 0, &idx) == DE_NODE_LOOK && de_pairs_node_verdict(&v, 1, &idx) == DE_NODE_LOOK,
+		   "two nodes, failed pair: both LOOK, neither FAULT");
+	}
+	de_pairs_verdict_free(&v);
+
+	/* The probe's failure text: which nodes it leaves under suspicion. */
+	{
+		const char *fw = "node2 -> node4 (10.77.0.14:4000) timed out; node4 -> node2 (10.77.0.12:4000) timed out";
+		/* A bulk stall's text has "; " inside an entry. */
+		const char *mtu = "node3 -> node4 (10.77.0.14:46783) 64 KiB stalled after 0 bytes in 15.0 s while small "
+				  "messages passed; eth0 has MTU 1500 here; node4 -> node1 (10.77.0.11:36955) 64 KiB "
+				  "stalled; eth0 has MTU 1500 here";
+		const char *many = "node12 -> node1 (10.77.0.11:1) refused, node14 (10.77.0.24:1) timed out";
+		const char *f4[] = { "node4" }, *f12[] = { "node12" };
+
+		ok(de_pairs_probe_suspect(fw, "node2", NULL, 0) && de_pairs_probe_suspect(fw, "node4", NULL, 0) &&
+			   !de_pairs_probe_suspect(fw, "node1", NULL, 0) && !de_pairs_probe_suspect(fw, "node", NULL, 0) &&
+			   !de_pairs_probe_suspect(fw, "ode2", NULL, 0),
+		   "a firewalled pair in the probe, nobody proven bad: both its nodes suspect, no other (nor a part of a name)");
+		ok(!de_pairs_probe_suspect(fw, "node2", f4, 1), "... node4 proven bad: node2's failure with it is explained");
+		ok(!de_pairs_probe_suspect(mtu, "node1", f4, 1) && !de_pairs_probe_suspect(mtu, "node3", f4, 1),
+		   "node4 drops large packets and is proven bad: its peers in the probe are not suspect");
+		ok(de_pairs_probe_suspect(mtu, "node1", NULL, 0) && de_pairs_probe_suspect(mtu, "node3", NULL, 0) &&
+			   !de_pairs_probe_suspect(mtu, "node2", NULL, 0),
+		   "... with nobody proven bad: node1 and node3 suspect (entries past a \"; \" inside a message), node2 not");
+		ok(de_pairs_probe_suspect(many, "node1", NULL, 0) && de_pairs_probe_suspect(many, "node14", NULL, 0) &&
+			   !de_pairs_probe_suspect(many, "node12", f12, 1) && !de_pairs_probe_suspect(many, "node1", f12, 1),
+		   "two targets of one reporter; node1 is not node12 nor node14");
+		ok(de_pairs_probe_suspect("node5 -> out of memory", "node5", NULL, 0) &&
+			   !de_pairs_probe_suspect("node5 -> out of memory", "node6", NULL, 0),
+		   "a failure naming no target: its reporter suspect");
+		ok(!de_pairs_probe_suspect("", "node1", NULL, 0), "no probe failure: nobody suspect");
+	}
 	ok(de_pairs_judge(5, P, NULL, 0, 0, &v, &e) == -1, "threshold 0 refused");
 	is_str(e.msg, "pair threshold 0: expected a fraction in (0, 1]", "... naming the expected form");
 	ok(de_pairs_judge(5, P, NULL, 0, 1.5, &v, &e) == -1, "threshold 1.5 refused");
