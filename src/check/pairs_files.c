@@ -37,34 +37,6 @@ int de_pairs_out_ready(const struct de_check *c, struct de_err *err)
 	return de_pr_find_gnuplot(gp, sizeof(gp), err);
 }
 
-/* path.tmp written by fill, then renamed onto path: readers never see
- * half a file. */
-int de_pr_write_whole(const char *dir, const char *file,
-		       de_pr_fill_fn fill, const struct de_check *c,
-		       struct de_err *err)
-{
-	char path[4200], tmp[4300];
-	FILE *fp;
-	int bad;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, file);
-	fp = fopen(tmp, "w");
-	if (fp == NULL)
-		return de_errf(err, "--pairs-out: cannot write %s: %s", tmp, strerror(errno));
-	bad = fill(c, fp);
-	bad |= ferror(fp);
-	if (fclose(fp) != 0 || bad) {
-		unlink(tmp);
-		return de_errf(err, "--pairs-out: writing %s failed", tmp);
-	}
-	if (rename(tmp, path) != 0) {
-		unlink(tmp);
-		return de_errf(err, "--pairs-out: cannot rename %s to %s: %s", tmp, path, strerror(errno));
-	}
-	return 0;
-}
-
 static int fill_json(const struct de_check *c, FILE *fp)
 {
 	const struct de_pairs_state *s = c->pairs;

@@ -5,9 +5,11 @@
  * pairs_png.c). */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exclude.h"
 #include "pairs.h"
@@ -223,4 +225,32 @@ void de_pairs_report(const struct de_check *c)
 	if (s->n <= DE_PAIRS_MATRIX_MAX && s->n >= 2)
 		matrices(c);
 	worst(c);
+}
+
+/* path.tmp written by fill, then renamed onto path: readers never see
+ * half a file. */
+int de_pr_write_whole(const char *dir, const char *file,
+		       de_pr_fill_fn fill, const struct de_check *c,
+		       struct de_err *err)
+{
+	char path[4200], tmp[4300];
+	FILE *fp;
+	int bad;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, file);
+	fp = fopen(tmp, "w");
+	if (fp == NULL)
+		return de_errf(err, "--pairs-out: cannot write %s: %s", tmp, strerror(errno));
+	bad = fill(c, fp);
+	bad |= ferror(fp);
+	if (fclose(fp) != 0 || bad) {
+		unlink(tmp);
+		return de_errf(err, "--pairs-out: writing %s failed", tmp);
+	}
+	if (rename(tmp, path) != 0) {
+		unlink(tmp);
+		return de_errf(err, "--pairs-out: cannot rename %s to %s: %s", tmp, path, strerror(errno));
+	}
+	return 0;
 }

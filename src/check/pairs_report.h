@@ -34,7 +34,7 @@ enum de_diag de_pr_diag(const struct de_pair_result *p); /* never measured: time
 double de_pr_directed_bw(const struct de_check *c, uint32_t from, uint32_t to); /* row -> column */
 /* The resubmit hint's hosts (exclude.h): 1 when the sweep blames any. */
 int de_pr_exclude(const struct de_check *c, char *hosts, size_t len, int *sure);
-/* pairs_files.c: fill writes dir/file's temporary, renamed into place. */
+/* fill writes dir/file's temporary, renamed into place (every file). */
 typedef int (*de_pr_fill_fn)(const struct de_check *c, FILE *fp);
 int de_pr_write_whole(const char *dir, const char *file, de_pr_fill_fn fill,
 		      const struct de_check *c, struct de_err *err);
