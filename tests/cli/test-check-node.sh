@@ -45,11 +45,18 @@ tap_like "$(usage --node --bench)" $'^rc=2\ndistenv-check: --bench and --node: t
 tap_like "$(usage --json --node)" $'^rc=2\ndistenv-check: --json and --node: ' "--json --node: usage, exit 2"
 
 # --- the findings, in a node of its own ---------------------------------------------------
+# The usage checks above ran: what cannot run here is one skip, not a
+# plan of 0 (which would contradict the results already printed).
+ns_skip=""
 if [ "$(id -u)" != 0 ]; then
-	tap_skip_all "the node's own namespaces need root (unshare --net --uts --mount)"
+	ns_skip="the node's own namespaces need root (unshare --net --uts --mount)"
+elif ! unshare --net --uts --mount true 2>/dev/null || ! command -v ip >/dev/null; then
+	ns_skip="unshare --net --uts --mount or ip(8) not available here"
 fi
-if ! unshare --net --uts --mount true 2>/dev/null || ! command -v ip >/dev/null; then
-	tap_skip_all "unshare --net --uts --mount or ip(8) not available here"
+if [ -n "$ns_skip" ]; then
+	tap_skip "every finding made for real in a node's own namespaces" "$ns_skip"
+	tap_done
+	exit
 fi
 printf 'hosts: files\n' >"$tmp/nsswitch.conf"
 # hosts NAME LINES...: an /etc/hosts for nodeT.

@@ -203,8 +203,10 @@ fi
 # is the late one: rank 1 listens from its start and cannot finish before
 # rank 0 arrives, so the port is still open when the intruder calls.
 # Rank 1 has two listeners: the data port, which speaks first (its
-# challenge), and the node probe's, which never says anything.
-start_job 24703 "$tmp/j3.out" 0
+# challenge), and the node probe's, which never says anything. Rank 0
+# comes 8 s late: finding the ports, forging the frame and starting the
+# intruder's Python took over 3 s on a loaded 2-core machine.
+start_job 24703 "$tmp/j3.out" 0 "sleep 8"
 ports=()
 for _ in $(seq 200); do
 	mapfile -t ports < <(nx node2 ss -ltnpH 2>/dev/null | grep distenv-check | grep -v ':24703 ' |
