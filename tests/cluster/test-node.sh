@@ -95,10 +95,13 @@ out=$(nx node1 bash -c 's=${EPOCHREALTIME/./}; out=$("$0" --node 2>&1); rc=$?; e
 	echo "$rc $(((e - s) / 1000))"; echo "$out"' "$CHECK")
 read -r rc took <<<"$(head -n 1 <<<"$out")"
 line=$(tail -n +2 <<<"$out")
-if [[ $rc == 0 && $(wc -l <<<"$line") == 1 && $line =~ $ok_re ]] && ((took < 1000)); then
-	tap_ok "distenv-check --node on node1: one OK line, exit 0, in $took ms"
+# The time is said, not asserted (speed is a benchmark's; a busy machine
+# must not fail a test).
+tap_diag "distenv-check --node on node1 took $took ms"
+if [[ $rc == 0 && $(wc -l <<<"$line") == 1 && $line =~ $ok_re ]]; then
+	tap_ok "distenv-check --node on node1: one OK line, exit 0"
 else
-	tap_fail "distenv-check --node on node1: one OK line, exit 0, under a second" "exit $rc in $took ms" "$line"
+	tap_fail "distenv-check --node on node1: one OK line, exit 0" "exit $rc in $took ms" "$line"
 fi
 
 # --- node2's name resolves to loopback ----------------------------------------------
