@@ -86,6 +86,8 @@ static void blame_rec(struct rdv_server *s, const struct de_rdv_verdict *v, stru
 			name[n++] = r[k].host;
 		else if (s->extra != NULL && s->extra->h.rank == k)
 			name[n++] = s->extra->h.host; /* failed before it could join */
+		else if (k == s->c->id.rank)
+			name[n++] = s->c->id.host; /* rank 0 itself, before it joined */
 	}
 	if (n == 0 || de_exclude_hosts(name, n, t->r.exclude.hosts, sizeof(t->r.exclude.hosts)))
 		return;
@@ -93,12 +95,17 @@ static void blame_rec(struct rdv_server *s, const struct de_rdv_verdict *v, stru
 	t->r.exclude.sure = v->blame_sure ? 1 : 0;
 }
 
+void rdv_keep(struct rdv_server *s, const struct de_rdv_verdict *v)
+{
+	if (s->have_verdict)
+		return;
+	rdv_keep_verdict(s, v->diag, v->rank, v->text);
+	blame_rec(s, v, &s->verdict);
+}
+
 void rdv_tell(struct rdv_server *s, const struct de_rdv_verdict *v)
 {
-	if (!s->have_verdict) {
-		rdv_keep_verdict(s, v->diag, v->rank, v->text);
-		blame_rec(s, v, &s->verdict);
-	}
+	rdv_keep(s, v);
 	broadcast(s);
 }
 

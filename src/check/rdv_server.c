@@ -15,7 +15,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "exclude.h"
 #include "rdv_server.h"
 #include "rendezvous.h"
 
@@ -73,21 +72,12 @@ static int server_start(struct de_check *c, const struct de_fail *doom, struct d
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	if (doom != NULL) {
 		/* Rank 0 failed before it could join: serve only its verdict. */
-		char text[sizeof(s->verdict.text)];
+		struct de_rdv_verdict v;
 
-		snprintf(text, sizeof(text), "rank 0 on %s failed before it could join: %s",
+		de_rdv_rank_failed(&v, 0, c->id.host, doom->diag, doom->msg);
+		snprintf(v.text, sizeof(v.text), "rank 0 on %s failed before it could join: %s",
 			 c->id.host, doom->msg);
-		rdv_keep_verdict(s, doom->diag, 0, text);
-		if (de_rdv_node_fault(doom->diag)) {
-			const char *me = c->id.expect_host != NULL && c->id.expect_host[0] != NULL ?
-				c->id.expect_host[0] : c->id.host;
-
-			if (de_exclude_hosts(&me, 1, s->verdict.r.exclude.hosts,
-					     sizeof(s->verdict.r.exclude.hosts)) == 0) {
-				s->verdict.rec = DE_REC_EXCLUDE;
-				s->verdict.r.exclude.sure = 1;
-			}
-		}
+		rdv_keep(s, &v);
 		rdv_mark_told(s, 0);
 		s->done = 1;
 	}

@@ -78,8 +78,9 @@ int rdv_abort_by(struct rdv_server *s, struct rdv_conn *k, enum de_diag d, const
 /* The budget ran out: the ranks that never came, or never reported. */
 void rdv_abort_timeout(struct rdv_server *s);
 void rdv_keep_verdict(struct rdv_server *s, enum de_diag d, uint32_t about, const char *text);
-/* The verdict v (rdv_verdict.h), with the nodes it blames, told to
- * everyone. */
+/* The verdict v (rdv_verdict.h), with the nodes it blames, kept (the
+ * first one only) to tell; rdv_tell also tells everyone now. */
+void rdv_keep(struct rdv_server *s, const struct de_rdv_verdict *v);
 void rdv_tell(struct rdv_server *s, const struct de_rdv_verdict *v);
 void rdv_mark_told(struct rdv_server *s, uint32_t rank);
 /* The ranks as rdv_verdict.h sees them, from the connections. */

@@ -92,6 +92,22 @@ void de_report_fail(const struct de_check *c, const struct de_fail *f)
 	fflush(stdout);
 }
 
+/* Each node's name (its first rank's host), by node index (allocated;
+ * NULL out of memory). */
+static const char **node_names(const struct de_check *c, uint32_t nodes)
+{
+	const char **name = calloc(nodes ? nodes : 1, sizeof(*name));
+	uint32_t i;
+
+	for (i = 0; name != NULL && i < c->peers.world; i++) {
+		const struct de_peer *p = &c->peers.peer[i];
+
+		if (p->node < nodes && name[p->node] == NULL)
+			name[p->node] = p->host;
+	}
+	return name;
+}
+
 /* What a passing check notes beside its verdict (never a failure): ranks
  * that are not one block per node, and a MASTER_PORT that rank 0's node
  * may hand to an outgoing connection. */
@@ -106,18 +122,15 @@ static void check_notes(const struct de_check *c, struct check_notes *nt)
 {
 	uint32_t nodes = de_peers_nodes(&c->peers), i;
 	uint32_t *node = calloc(c->peers.world ? c->peers.world : 1, sizeof(*node));
-	const char **name = calloc(nodes ? nodes : 1, sizeof(*name));
+	const char **name = node_names(c, nodes);
 	uint16_t lo, hi;
 	char where[200];
 
 	memset(nt, 0, sizeof(*nt));
 	nt->blocks = -1;
 	if (c->peers.world > 0 && node != NULL && name != NULL) {
-		for (i = 0; i < c->peers.world; i++) {
+		for (i = 0; i < c->peers.world; i++)
 			node[i] = c->peers.peer[i].node;
-			if (node[i] < nodes && name[node[i]] == NULL)
-				name[node[i]] = c->peers.peer[i].host;
-		}
 		nt->blocks = de_world_blocks(node, c->peers.world, name, nodes, where, sizeof(where));
 		if (!nt->blocks)
 			snprintf(nt->text[nt->n++], sizeof(nt->text[0]),
@@ -165,20 +178,15 @@ static void node_hostlist(const struct de_check *c, char *hl, size_t len, uint32
 {
 	uint32_t nodes = de_peers_nodes(&c->peers), i;
 	uint32_t *per = calloc(nodes ? nodes : 1, sizeof(*per));
-	const char **name = calloc(nodes ? nodes : 1, sizeof(*name));
+	const char **name = node_names(c, nodes);
 
 	*lo = *hi = 0;
 	if (per == NULL || name == NULL) {
 		snprintf(hl, len, "(out of memory)");
 		goto out;
 	}
-	for (i = 0; i < c->peers.world; i++) {
-		const struct de_peer *p = &c->peers.peer[i];
-
-		per[p->node]++;
-		if (name[p->node] == NULL)
-			name[p->node] = p->host;
-	}
+	for (i = 0; i < c->peers.world; i++)
+		per[c->peers.peer[i].node]++;
 	for (i = 0; i < nodes; i++) {
 		*lo = i == 0 || per[i] < *lo ? per[i] : *lo;
 		*hi = per[i] > *hi ? per[i] : *hi;
