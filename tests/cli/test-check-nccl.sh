@@ -27,12 +27,14 @@ trap 'rm -rf "$tmp"' EXIT
 
 # one [PREFIX...] -- ARGS...: rank 0 of a world of 1 on 127.0.0.1 run
 # through PREFIX (e.g. the hiding namespace), only the torchrun variables;
-# prints "rc=N", its stdout, "--stderr--", its stderr.
+# prints "rc=N", its stdout, "--stderr--", its stderr. one_env: more
+# VAR=VALUE for its environment.
+one_env=()
 one() {
 	local pre=() rc=0 o
 	while [ "$1" != -- ]; do pre+=("$1"); shift; done
 	shift
-	o=$("${pre[@]}" env -i PATH=/usr/bin:/bin DISTENV_SECRET="$secret" RANK=0 WORLD_SIZE=1 \
+	o=$("${pre[@]}" env -i PATH=/usr/bin:/bin ${one_env[@]+"${one_env[@]}"} DISTENV_SECRET="$secret" RANK=0 WORLD_SIZE=1 \
 		MASTER_ADDR=127.0.0.1 MASTER_PORT="$(free_port)" "$CHECK" --timeout=10 "$@" 2>"$tmp/err") || rc=$?
 	printf 'rc=%s\n%s\n--stderr--\n%s\n' "$rc" "$o" "$(cat "$tmp/err")"
 }
@@ -143,6 +145,30 @@ else
 	out=$(one "${hide[@]}" - -- --backend=nccl --json)
 	tap_like "$out" $'^rc=1\n\\{"rank":0,"world":1,.*"ok":false,"diagnosis":"nccl-missing","message":"--backend=nccl: neither NCCL libnccl.so.2 ' \
 		"libraries unfindable: --json says diagnosis nccl-missing"
+fi
+
+# --- the stand-in (tests/nccl-standin) -----------------------------------------
+# make check builds it; test-nccl-standin.sh runs it on the cluster. Here:
+# it exports exactly what distenv-check loads (nccl_lib.h's lists), and
+# one rank passes through it, -v naming its files.
+si=$build/tests/nccl-standin
+if [ ! -e "$si/libnccl.so.2" ]; then
+	tap_skip "stand-in exports exactly nccl_lib.h's entry points" "stand-in not built at $si"
+	tap_skip "stand-in: one rank passes, -v names it" "stand-in not built at $si"
+elif ! command -v nm >/dev/null; then
+	tap_skip "stand-in exports exactly nccl_lib.h's entry points" "nm not installed (binutils)"
+else
+	want=$(grep -oE 'X\((cuda|nccl)[A-Za-z]+\)' "$here/../../src/check/nccl_lib.h" | tr -d 'X()' | sort)
+	got=$(nm -D --defined-only "$si/libnccl.so.2" "$si"/libcudart.so.[0-9]* |
+		awk '$2 == "T" { print $3 }' | grep -v '^distenv_standin_' | sort)
+	tap_is "$got" "$want" "stand-in exports exactly nccl_lib.h's entry points (besides its own distenv_standin_*)"
+	one_env=(LD_LIBRARY_PATH="$si")
+	out=$(one -- --backend=nccl -v)
+	one_env=()
+	re='^rc=0'$'\n''.*backend=nccl allreduce=1 \(expected 1\) OK.*--stderr--'$'\n''distenv-check: rank 0: backend nccl, device cuda:0, NCCL [0-9.]+ \('
+	re+="$si/libnccl\\.so\\.2\\), CUDA runtime $si/libcudart\\.so\\.[0-9]+\$"
+	tap_like "$out" "$re" \
+		"stand-in on LD_LIBRARY_PATH: one rank passes on NCCL, -v names the stand-in's files"
 fi
 
 # --- the verbose line on a named backend -------------------------------------------
