@@ -141,7 +141,7 @@ static void finish(struct acceptor *a, struct pend *p)
 		return;
 	}
 	if (d->purpose == DE_PURPOSE_PAIR && c->pairs != NULL) {
-		de_pairs_serve_start(p->fd, de_now_ms() + (int64_t)c->o.timeout_s * 1000);
+		de_pairs_serve_start(c, p->fd, de_now_ms() + (int64_t)c->o.timeout_s * 1000);
 		release(a, p, 1);
 		return;
 	}

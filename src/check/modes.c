@@ -190,10 +190,12 @@ void de_nccl_pairs_skip(struct de_check *c)
 #ifdef HAVE_NCCL
 	struct de_err why;
 
-	if (!de_nccl_backend.usable(&why))
+	if (!de_nccl_backend.usable(&why)) {
 		snprintf(out, len, "the NCCL backend is not usable on this node: %s", why.msg);
-	else
-		snprintf(out, len, "NCCL is usable here, but this build sweeps over sockets only");
+	} else {
+		*out = '\0';
+		c->pairs->nccl_on = 1;
+	}
 #else
 	snprintf(out, len, "this distenv-check was built without CUDA/NCCL headers");
 #endif

@@ -16,7 +16,8 @@ int de_bench_mode(struct de_check *c, struct de_fail *f);
 int de_count_sizes(const struct de_check *c);
 /* --pairs: the probe, the sweep, rank 0's report; 1 when pairs failed. */
 int de_pairs_mode(struct de_check *c, struct de_fail *f);
-/* Why this run measures no NCCL pairs, into c->pairs->nccl_skip. */
+/* Whether this node's leader measures NCCL pairs (c->pairs->nccl_on),
+ * and why not, into c->pairs->nccl_skip. */
 void de_nccl_pairs_skip(struct de_check *c);
 
 #endif

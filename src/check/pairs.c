@@ -41,6 +41,7 @@ static int pair_fail(struct de_pair_result *r, enum de_diag d, const char *fmt, 
 /* ------------------------------------------------------------ callee */
 
 struct serve {
+	const struct de_check *c;
 	int fd;
 	int64_t deadline;
 };
@@ -152,6 +153,8 @@ static void *serve_main(void *arg)
 			serve_sink(s->fd, buf, k.len, k.bound_ms);
 		} else if (k.op == DE_PAIR_OP_SOURCE && k.len <= (4ull << 30)) {
 			serve_source(s->fd, buf, k.len, k.bound_ms);
+		} else if (k.op == DE_PAIR_OP_NCCL && k.len <= (4ull << 30)) {
+			de_pairs_nccl_serve(s->c, s->fd, s->deadline);
 		}
 	}
 	free(buf);
@@ -160,7 +163,7 @@ static void *serve_main(void *arg)
 	return NULL;
 }
 
-void de_pairs_serve_start(int fd, int64_t deadline)
+void de_pairs_serve_start(const struct de_check *c, int fd, int64_t deadline)
 {
 	struct serve *s = malloc(sizeof(*s));
 	pthread_attr_t at;
@@ -170,6 +173,7 @@ void de_pairs_serve_start(int fd, int64_t deadline)
 		close(fd);
 		return;
 	}
+	s->c = c;
 	s->fd = fd;
 	s->deadline = deadline;
 	pthread_attr_init(&at);
@@ -183,8 +187,7 @@ void de_pairs_serve_start(int fd, int64_t deadline)
 
 /* ------------------------------------------------------------ caller */
 
-/* An authenticated connection to peer's data port, asked op. */
-static int pair_open(struct de_check *c, uint32_t peer, uint32_t op, uint64_t len, int *fdp,
+int de_pairs_open(struct de_check *c, uint32_t peer, uint32_t op, uint64_t len, int *fdp,
 		     struct de_pair_result *r)
 {
 	const struct de_peer *p = &c->peers.peer[peer];
@@ -247,7 +250,7 @@ static int pair_ping(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	size_t m;
 	int fd, i;
 
-	if (pair_open(c, peer, DE_PAIR_OP_PING, 0, &fd, r))
+	if (de_pairs_open(c, peer, DE_PAIR_OP_PING, 0, &fd, r))
 		return -1;
 	dl = de_budget_by(de_now_ms(), PAIR_TIME_MS, c->deadline); /* the connection had its own bound */
 	for (i = -1; i < PAIR_PINGS; i++) {
@@ -295,7 +298,7 @@ static int pair_send(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	size_t have = 0;
 	int fd;
 
-	if (pair_open(c, peer, DE_PAIR_OP_SINK, len, &fd, r))
+	if (de_pairs_open(c, peer, DE_PAIR_OP_SINK, len, &fd, r))
 		return -1;
 	while (have < sizeof(ans)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN | (sent < len ? POLLOUT : 0) };
@@ -347,7 +350,7 @@ static int pair_recv(struct de_check *c, uint32_t peer, struct de_pair_result *r
 	int64_t end;
 	int fd;
 
-	if (pair_open(c, peer, DE_PAIR_OP_SOURCE, len, &fd, r))
+	if (de_pairs_open(c, peer, DE_PAIR_OP_SOURCE, len, &fd, r))
 		return -1;
 	end = de_budget_by(de_now_us(), (int64_t)(PAIR_TIME_MS + 500) * 1000, c->deadline * 1000);
 	while (k.moved < len) {
@@ -426,5 +429,10 @@ void de_pairs_to_rec(struct de_text *t, uint32_t a, uint32_t b, const struct de_
 	t->r.pair.bw_ab = r->bw_ab;
 	t->r.pair.bw_ba = r->bw_ba;
 	t->r.pair.rtt_us = r->rtt_us;
-	snprintf(t->text, sizeof(t->text), "%s", r->why);
+	t->r.pair.nccl = (uint8_t)r->nccl;
+	t->r.pair.nccl_diag = (uint16_t)(r->nccl == DE_PAIR_NCCL_FAIL ? r->nccl_diag : DE_OK);
+	t->r.pair.nccl_bw = r->nccl_bw;
+	/* One text: the TCP failure, else the NCCL one. */
+	snprintf(t->text, sizeof(t->text), "%s",
+		 r->diag == DE_OK && r->nccl == DE_PAIR_NCCL_FAIL ? r->nccl_why : r->why);
 }

@@ -27,6 +27,8 @@
 #define PAIR_PINGS 20
 #define PAIR_REPEATS 3 /* transfers per direction, the best kept */
 #define PAIR_MIN_BYTES (64u << 10)
+/* The NCCL pair (pairs_nccl.c): init, the allreduces and teardown, per side. */
+#define PAIR_NCCL_MS 10000
 
 struct de_pairs_state {
 	uint32_t n;              /* nodes */
@@ -34,7 +36,9 @@ struct de_pairs_state {
 	uint32_t mynode;
 	int lead;                /* this rank measures for its node */
 	uint32_t rounds;         /* of the tournament */
-	char nccl_skip[DE_ERR_MAX + 64]; /* why no NCCL pairs here */
+	char nccl_skip[DE_ERR_MAX + 64]; /* why no NCCL pairs from here; "" when they run */
+	int nccl_on;             /* NCCL is usable here: this node's leader measures NCCL pairs */
+	struct de_pairs_nccl_sum nsum; /* rank 0, once judged */
 	/* rank 0 only: written by the server thread before each GO, read
 	 * by rank 0's main thread after the last one */
 	struct de_pair_result *res;   /* de_pair_index order */
@@ -67,7 +71,16 @@ int de_pairs_phase_done(struct de_check *c, int phase, const struct de_text *con
 			struct de_text *go, struct de_fail *f);
 /* pairs.c, the transport. acceptor.c: serve one authenticated
  * DE_PURPOSE_PAIR connection (takes fd). */
-void de_pairs_serve_start(int fd, int64_t deadline);
+void de_pairs_serve_start(const struct de_check *c, int fd, int64_t deadline);
+/* An authenticated pair connection to peer's data port, asked op; 0 with
+ * *fdp (nonblocking), or -1 with r's diag and why. */
+int de_pairs_open(struct de_check *c, uint32_t peer, uint32_t op, uint64_t len, int *fdp,
+		  struct de_pair_result *r);
+/* pairs_nccl.c: the calling side of the pair's NCCL allreduce (r's nccl
+ * fields), and the called side, served on fd (the unique id follows the
+ * command) by the acceptor's thread. */
+void de_pairs_nccl_measure(struct de_check *c, uint32_t peer, struct de_pair_result *r);
+void de_pairs_nccl_serve(const struct de_check *c, int fd, int64_t deadline);
 /* This node with the node of rank peer: latency, then both directions. */
 void de_pairs_measure(struct de_check *c, uint32_t peer, struct de_pair_result *r);
 /* A pair in a round's report: its record, why it failed as the text. */

@@ -55,8 +55,9 @@ static int fill_json(const struct de_check *c, FILE *fp)
 		    "  \"seconds\": %.3f,\n  \"nccl\": {\"skipped\": ",
 		s->rounds, s->rt_rounds, c->o.pair_bytes, c->o.pair_threshold, s->v.median_bw / 1e9,
 		s->v.median_rtt_us, s->sweep_ms / 1000.0);
-	de_json_put(fp, s->nccl_skip);
-	fprintf(fp, "},\n  \"probe\": ");
+	de_json_put(fp, s->nsum.measured ? "" : s->nccl_skip);
+	fprintf(fp, ", \"measured\": %zu, \"failed\": %zu, \"median_gbps\": %.6g},\n  \"probe\": ",
+		s->nsum.measured, s->nsum.failed, s->nsum.median_bw / 1e9);
 	de_json_put(fp, s->probe);
 	fprintf(fp, ",\n  \"pairs\": [\n");
 	for (i = 0; i < np; i++) {
@@ -71,7 +72,12 @@ static int fill_json(const struct de_check *c, FILE *fp)
 			de_pr_failed(p) ? "fail" : "ok", de_pr_failed(p) ? de_diag_name(de_pr_diag(p)) : "ok",
 			p->bw_ab / 1e9, p->bw_ba / 1e9, p->rtt_us);
 		de_json_put(fp, p->measured ? p->why : "no report");
-		fprintf(fp, "}%s\n", i + 1 < np ? "," : "");
+		fprintf(fp, ", \"nccl\": {\"status\": \"%s\", \"diagnosis\": \"%s\", \"gbps\": %.6g, \"why\": ",
+			p->nccl == DE_PAIR_NCCL_OK ? "ok" : p->nccl == DE_PAIR_NCCL_FAIL ? "fail" : "skipped",
+			p->nccl == DE_PAIR_NCCL_FAIL ? de_diag_name(p->nccl_diag) : p->nccl == DE_PAIR_NCCL_OK ? "ok" : "",
+			p->nccl_bw / 1e9);
+		de_json_put(fp, p->nccl == DE_PAIR_NCCL_FAIL ? p->nccl_why : "");
+		fprintf(fp, "}}%s\n", i + 1 < np ? "," : "");
 	}
 	fprintf(fp, "  ],\n  \"retests\": [");
 	for (i = 0; i < s->njobs; i++) {

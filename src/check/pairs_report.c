@@ -193,6 +193,31 @@ int de_pr_exclude(const struct de_check *c, char *hosts, size_t len, int *sure)
 	return rc == 0;
 }
 
+/* The NCCL pairs: skipped and why, or how many ran, the median, and each
+ * failed pair on its own line. */
+static void nccl_lines(const struct de_check *c)
+{
+	const struct de_pairs_state *s = c->pairs;
+	const struct de_pairs_nccl_sum *ns = &s->nsum;
+	size_t i, np = de_pairs_count(s->n);
+
+	if (ns->measured == 0) {
+		printf("NCCL pairs: skipped: %s\n", s->nccl_skip[0] ? s->nccl_skip :
+		       "no calling node could use NCCL (each says why with --verbose)");
+		return;
+	}
+	printf("NCCL pairs: %zu of %zu measured (a 2-rank allreduce of %zu bytes each), %zu failed, median %.2f GB/s%s\n",
+	       ns->measured, np, c->o.pair_bytes, ns->failed, ns->median_bw / 1e9,
+	       ns->skipped ? "; the others' calling node could not use NCCL" : "");
+	for (i = 0; i < np; i++) {
+		const struct de_pair_result *p = &s->res[i];
+
+		if (p->nccl == DE_PAIR_NCCL_FAIL)
+			printf("FAIL nccl pair %s-%s: %s: %s\n", de_pr_name(c, p->a), de_pr_name(c, p->b),
+			       de_diag_name(p->nccl_diag), p->nccl_why);
+	}
+}
+
 void de_pairs_report(const struct de_check *c)
 {
 	char hosts[256], hint[600];
@@ -203,12 +228,12 @@ void de_pairs_report(const struct de_check *c)
 	printf("distenv-check --pairs: %u nodes, %zu pair%s in %u round%s (+%u retest), %zu bytes each way, %.2f s\n",
 	       s->n, de_pairs_count(s->n), de_pairs_count(s->n) == 1 ? "" : "s", s->rounds,
 	       s->rounds == 1 ? "" : "s", s->rt_rounds, c->o.pair_bytes, s->sweep_ms / 1000.0);
-	printf("NCCL pairs: skipped: %s\n", s->nccl_skip);
+	nccl_lines(c);
 	if (s->probe[0] != '\0')
 		printf("FAIL probe: %s\n", s->probe);
 	for (i = 0; i < s->v.nfind; i++)
 		finding_line(c, &s->v.find[i]);
-	if (s->v.ok && s->probe[0] == '\0')
+	if (s->v.ok && s->probe[0] == '\0' && s->nsum.failed == 0)
 		printf("PASS pairs: %zu pair%s of %u nodes, none failed, no outlier (median %.2f GB/s, %.0f us; threshold %.2g x the median)\n",
 		       de_pairs_count(s->n), de_pairs_count(s->n) == 1 ? "" : "s", s->n, s->v.median_bw / 1e9,
 		       s->v.median_rtt_us, c->o.pair_threshold);
@@ -218,8 +243,13 @@ void de_pairs_report(const struct de_check *c)
 			snprintf(hint, sizeof(hint), " -- ");
 			de_exclude_hint(hosts, sure, hint + 4, sizeof(hint) - 4);
 		}
-		printf("FAIL pairs: %u of %zu pairs failed, %zu finding%s (median %.2f GB/s, %.0f us)%s\n",
-		       s->v.failed_pairs, de_pairs_count(s->n), s->v.nfind, s->v.nfind == 1 ? "" : "s",
+		char nccl[64] = "";
+
+		if (s->nsum.failed > 0)
+			snprintf(nccl, sizeof(nccl), ", %zu NCCL pair%s failed", s->nsum.failed,
+				 s->nsum.failed == 1 ? "" : "s");
+		printf("FAIL pairs: %u of %zu pairs failed%s, %zu finding%s (median %.2f GB/s, %.0f us)%s\n",
+		       s->v.failed_pairs, de_pairs_count(s->n), nccl, s->v.nfind, s->v.nfind == 1 ? "" : "s",
 		       s->v.median_bw / 1e9, s->v.median_rtt_us, hint);
 	}
 	if (s->n <= DE_PAIRS_MATRIX_MAX && s->n >= 2)

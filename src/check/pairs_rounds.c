@@ -112,6 +112,10 @@ int de_pairs_run(struct de_check *c, int probe_rc, struct de_text *probe_rep, st
 
 			memset(&r, 0, sizeof(r));
 			de_pairs_measure(c, peer, &r);
+			/* The NCCL pair in the same round, once per pair: retests
+			 * are the TCP verdict's. */
+			if (s->nccl_on && g->kind == DE_ROUND_TOURNAMENT && de_now_ms() < c->deadline)
+				de_pairs_nccl_measure(c, peer, &r);
 			/* A transfer cut by the run's budget says nothing of the
 			 * link: the run timed out, and says so. */
 			if (de_now_ms() >= c->deadline) {
@@ -269,11 +273,12 @@ static int finish(struct de_check *c, struct de_text *go, struct de_fail *f)
 	struct de_err e;
 
 	s->sweep_ms = (double)(de_now_ms() - s->t0);
-	if (de_pairs_judge(s->n, s->res, s->rt, s->nretest, c->o.pair_threshold, &s->v, &e))
+	if (de_pairs_judge(s->n, s->res, s->rt, s->nretest, c->o.pair_threshold, &s->v, &e) ||
+	    de_pairs_nccl_summary(s->n, s->res, &s->nsum, &e))
 		return de_fail_set(f, DE_D_INTERNAL, "%s", e.msg);
 	s->judged = 1;
 	announce(go, DE_ROUND_END, 0, 0);
-	go->r.round.failed = s->v.ok && s->probe[0] == '\0' ? 0 : 1;
+	go->r.round.failed = s->v.ok && s->probe[0] == '\0' && s->nsum.failed == 0 ? 0 : 1;
 	s->cur_kind = 'E';
 	return 0;
 }
@@ -292,7 +297,14 @@ static int take_pair(const struct de_pairs_state *s, uint32_t r, const struct de
 	x->bw_ba = p->bw_ba;
 	x->rtt_us = p->rtt_us;
 	x->measured = 1;
-	snprintf(x->why, sizeof(x->why), "%.*s", (int)sizeof(x->why) - 1, why);
+	x->nccl = p->nccl;
+	x->nccl_diag = p->nccl == DE_PAIR_NCCL_FAIL && p->nccl_diag < DE_D_COUNT ?
+		       (enum de_diag)p->nccl_diag : p->nccl == DE_PAIR_NCCL_FAIL ? DE_D_INTERNAL : DE_OK;
+	x->nccl_bw = p->nccl_bw;
+	if (p->diag == DE_OK && p->nccl == DE_PAIR_NCCL_FAIL)
+		snprintf(x->nccl_why, sizeof(x->nccl_why), "%.*s", (int)sizeof(x->nccl_why) - 1, why);
+	else
+		snprintf(x->why, sizeof(x->why), "%.*s", (int)sizeof(x->why) - 1, why);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pairs_plan.h"
+#include "proto.h" /* enum de_pair_nccl */
 #include "pairs_verdict.h"
 
 double de_pair_bw(const struct de_pair_result *p)
@@ -375,4 +376,38 @@ size_t de_pairs_blame(const struct de_pairs_verdict *v, uint32_t *out, size_t ca
 		n = add_node(out, n, cap, v->find[i].b);
 	}
 	return n;
+}
+
+int de_pairs_nccl_summary(uint32_t n, const struct de_pair_result *pairs,
+			  struct de_pairs_nccl_sum *s, struct de_err *err)
+{
+	size_t np = de_pairs_count(n), i, k = 0;
+	double *bw;
+
+	memset(s, 0, sizeof(*s));
+	bw = malloc((np ? np : 1) * sizeof(*bw));
+	if (bw == NULL)
+		return de_errf(err, "out of memory for %zu NCCL pairs", np);
+	for (i = 0; i < np; i++) {
+		switch (pairs[i].nccl) {
+		case DE_PAIR_NCCL_NONE:
+			s->skipped++;
+			break;
+		case DE_PAIR_NCCL_OK:
+			s->measured++;
+			bw[k++] = pairs[i].nccl_bw;
+			break;
+		case DE_PAIR_NCCL_FAIL:
+			s->measured++;
+			s->failed++;
+			break;
+		default:
+			free(bw);
+			return de_errf(err, "pair %u-%u: NCCL outcome %d, expected 0, 1 or 2",
+				       pairs[i].a, pairs[i].b, pairs[i].nccl);
+		}
+	}
+	s->median_bw = de_median(bw, k);
+	free(bw);
+	return 0;
 }

@@ -26,6 +26,12 @@ struct de_pair_result {
 	double bw_ab, bw_ba; /* bytes per second, each direction (0 when failed) */
 	double rtt_us;       /* small-message round trip, median */
 	char why[200];       /* the failure, one phrase */
+	/* The pair's 2-rank NCCL allreduce (pairs_nccl.c), in the same round:
+	 * enum de_pair_nccl (proto.h: not measured, ok, failed). */
+	int nccl;
+	enum de_diag nccl_diag;
+	double nccl_bw;      /* bytes per second (algbw) */
+	char nccl_why[200];
 };
 
 /* A retest: node against with; diag DE_OK when it passed. */
@@ -72,6 +78,18 @@ int de_pairs_judge(uint32_t n, const struct de_pair_result *pairs,
 		   const struct de_pair_retest *retest, size_t nretest,
 		   double threshold, struct de_pairs_verdict *v, struct de_err *err);
 void de_pairs_verdict_free(struct de_pairs_verdict *v);
+
+/* The NCCL pairs of a sweep, in sum: measured (ok or failed), failed,
+ * and the median bandwidth of those that passed. NCCL's figures are
+ * reported, not judged as outliers: a failure is the finding. */
+struct de_pairs_nccl_sum {
+	size_t measured, failed, skipped;
+	double median_bw;
+};
+/* n nodes' pairs (de_pairs_count(n) of them): fills s; -1 with err when
+ * out of memory or a pair's nccl field is not an enum de_pair_nccl. */
+int de_pairs_nccl_summary(uint32_t n, const struct de_pair_result *pairs,
+			  struct de_pairs_nccl_sum *s, struct de_err *err);
 
 /* The nodes v blames, for the resubmit hint (exclude.h): failing and
  * slow nodes, sure; when there are none, the nodes of the failing or slow

@@ -20,7 +20,8 @@
  * 3: HELLO and PEERS carry the node probe's port.
  * 4: REPORT and GO carry a record (the probe's and the pair sweep's
  *    results, the sweep's rounds) after their text. */
-#define DE_PROTO_VERSION 5
+/* 6: the pair record carries the NCCL pair's outcome. */
+#define DE_PROTO_VERSION 6
 #define DE_PROTO_HDR 12
 /* What a peer may send to rank 0: small (a text and a record). Only rank
  * 0's peer table, read by ranks that already trust MASTER_ADDR, may be
@@ -115,6 +116,15 @@ struct de_pair_rec { /* why it failed, if it did: the text */
 	uint16_t diag;       /* DE_OK or why the pair failed */
 	double bw_ab, bw_ba; /* bytes/s each way */
 	double rtt_us;
+	uint8_t nccl;        /* enum de_pair_nccl: the pair's NCCL allreduce */
+	uint16_t nccl_diag;  /* DE_OK or why it failed (the text then says, when diag is DE_OK) */
+	double nccl_bw;      /* bytes/s of the 2-rank allreduce (algbw), 0 when failed */
+};
+
+enum de_pair_nccl {
+	DE_PAIR_NCCL_NONE = 0, /* not measured: the calling node has no usable NCCL */
+	DE_PAIR_NCCL_OK = 1,
+	DE_PAIR_NCCL_FAIL = 2,
 };
 
 enum de_round_kind {
@@ -172,6 +182,7 @@ enum de_pair_op {
 	DE_PAIR_OP_PING = 1,   /* echo 16-byte messages until EOF */
 	DE_PAIR_OP_SINK = 2,   /* receive up to len bytes within the bound, answer */
 	DE_PAIR_OP_SOURCE = 3, /* send up to len bytes within the bound */
+	DE_PAIR_OP_NCCL = 4,   /* a 2-rank NCCL allreduce of len bytes (pairs_nccl.c) */
 };
 #define DE_PAIR_CMD_BYTES 16
 #define DE_PAIR_ANSWER_BYTES 24

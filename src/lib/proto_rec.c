@@ -70,6 +70,11 @@ int de_w_put_rec(struct de_buf *b, enum de_msg type, const struct de_text *t, st
 		de_w_put_u64(b, dbits(t->r.pair.bw_ab));
 		de_w_put_u64(b, dbits(t->r.pair.bw_ba));
 		de_w_put_u64(b, dbits(t->r.pair.rtt_us));
+		if (t->r.pair.nccl > DE_PAIR_NCCL_FAIL)
+			return de_errf(err, "pair record: nccl is %u, expected 0, 1 or 2", t->r.pair.nccl);
+		de_w_put_u8(b, t->r.pair.nccl);
+		de_w_put_u16(b, t->r.pair.nccl_diag);
+		de_w_put_u64(b, dbits(t->r.pair.nccl_bw));
 		break;
 	case DE_REC_ROUND:
 		if (!round_kind_ok(g->kind))
@@ -122,6 +127,11 @@ int de_w_get_rec(struct de_rd *r, enum de_msg type, struct de_text *t, struct de
 		t->r.pair.bw_ab = bitsd(de_w_get_u64(r));
 		t->r.pair.bw_ba = bitsd(de_w_get_u64(r));
 		t->r.pair.rtt_us = bitsd(de_w_get_u64(r));
+		t->r.pair.nccl = de_w_get_u8(r);
+		t->r.pair.nccl_diag = de_w_get_u16(r);
+		t->r.pair.nccl_bw = bitsd(de_w_get_u64(r));
+		if (!r->bad && t->r.pair.nccl > DE_PAIR_NCCL_FAIL)
+			return de_errf(err, "REPORT's pair record: nccl is %u, expected 0, 1 or 2", t->r.pair.nccl);
 		break;
 	case DE_REC_ROUND:
 		g->kind = de_w_get_u8(r);

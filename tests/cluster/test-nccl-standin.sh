@@ -19,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cluster_need_check
 SI=$DISTENV_BUILD_DIR/tests/nccl-standin
 [ -e "$SI/libnccl.so.2" ] || tap_skip_all "the NCCL stand-in is not built at $SI (make check builds it; configure found no CUDA/NCCL headers?)"
-cluster_require --nodes 2 --cpus 4
+cluster_require --nodes 3 --cpus 4
 started=$SECONDS
 
 # nccl [VAR=VALUE...] -- ARGS...: distenv-check on 2 nodes x 2 tasks with
@@ -108,6 +108,58 @@ fault no-devices 15 'gpu-selection: --backend=nccl but no GPU is visible: cudaGe
 out=$(cx srun -N2 --ntasks-per-node=2 env LD_LIBRARY_PATH="$SI/missing-symbol:$SI" "$CHECK" --backend=nccl --timeout=15 2>&1)
 n=$(grep -c 'FAIL nccl-missing: --backend=nccl: libnccl.so.2 has no ncclCommGetAsyncError (.*): an older or partial installation' <<<"$out")
 tap_is "$n" 4 "a libnccl.so.2 without ncclCommGetAsyncError: nccl-missing naming the symbol on every rank"
+
+# --- the NCCL pair sweep ----------------------------------------------------------
+# 3 nodes x 2 tasks: 3 pairs in 3 rounds, each node's first rank measuring
+# a 2-rank NCCL allreduce with the other after the TCP figures.
+# pairs [VAR=VALUE...] -- ARGS...: the sweep, output and "rc=N" last.
+pairs() {
+	local vars=() rc=0 o
+	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	shift
+	o=$(cx srun -N3 --ntasks-per-node=2 env LD_LIBRARY_PATH="$SI" ${vars[@]+"${vars[@]}"} "$CHECK" --pairs \
+		--pair-bytes=1M --timeout=60 "$@" 2>&1) || rc=$?
+	printf '%s\nrc=%s\n' "$o" "$rc"
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+chmod 0755 "$tmp"
+out=$(pairs -- --pairs-out="$tmp/ok")
+if [[ $out == *$'\nrc=0' ]] && [[ $out != *"NCCL pairs: skipped"* ]] &&
+	grep -qE '^NCCL pairs: 3 of 3 measured \(a 2-rank allreduce of 1048576 bytes each\), 0 failed, median [0-9.]+ GB/s$' <<<"$out" &&
+	grep -q '^PASS pairs: 3 pairs of 3 nodes' <<<"$out"; then
+	tap_ok "--pairs: the NCCL pair sweep measures all 3 pairs (not skipped), verified, PASS"
+else
+	tap_fail "--pairs with NCCL on the stand-in" "$out"
+fi
+n=$(grep -c '"nccl": {"status": "ok", "diagnosis": "ok", "gbps": [0-9.e+-]*[1-9]' "$tmp/ok/pairs.json" 2>/dev/null)
+if [ "$n" = 3 ] && grep -q '"nccl": {"skipped": "", "measured": 3, "failed": 0, "median_gbps": ' "$tmp/ok/pairs.json"; then
+	tap_ok "--pairs-out's pairs.json: each pair's NCCL status and bandwidth, the NCCL sum"
+else
+	tap_fail "pairs.json's NCCL fields ($n pairs ok)" "$(cat "$tmp/ok/pairs.json" 2>&1)"
+fi
+out=$(pairs DE_STANDIN_FAULT=wrong-sum DE_STANDIN_FAULT_RANK=1 --)
+n=$(grep -cE '^FAIL nccl pair node[1-3]-node[1-3]: wrong-result: on node[2-3]: 1 of 262144 float32 elements wrong \(element 0 is 4, expected 3\)' <<<"$out")
+if [[ $out == *$'\nrc=1' ]] && [ "$n" = 3 ] &&
+	grep -qE '^FAIL pairs: 0 of 3 pairs failed, 3 NCCL pairs failed' <<<"$out"; then
+	tap_ok "--pairs, a wrong sum on the called side: each NCCL pair fails naming wrong-result and the node, exit 1"
+else
+	tap_fail "--pairs with DE_STANDIN_FAULT=wrong-sum ($n lines)" "$out"
+fi
+out=$(pairs DE_STANDIN_FAULT=async-error DE_STANDIN_FAULT_RANK=1 --)
+n=$(grep -cE '^FAIL nccl pair node[1-3]-node[1-3]: nccl: on node[2-3]: ncclAllReduce: unhandled system error .*injected' <<<"$out")
+if [[ $out == *$'\nrc=1' ]] && [ "$n" = 3 ]; then
+	tap_ok "--pairs, an async error on the called side: each NCCL pair names it (the called node's own error), exit 1"
+else
+	tap_fail "--pairs with DE_STANDIN_FAULT=async-error ($n lines)" "$out"
+fi
+out=$(pairs DE_STANDIN_FAULT=no-devices --)
+if [[ $out == *$'\nrc=0' ]] &&
+	grep -q '^NCCL pairs: skipped: the NCCL backend is not usable on this node: cudaGetDeviceCount: no CUDA-capable device is detected' <<<"$out"; then
+	tap_ok "--pairs with 0 devices: NCCL pairs skipped saying why, the TCP sweep passes"
+else
+	tap_fail "--pairs with 0 devices" "$out"
+fi
 
 # --- through the plugin ---------------------------------------------------------
 out=$(cx env LD_LIBRARY_PATH="$SI" DISTENV_CHECK_OPTS="--backend=nccl --timeout=20" \

@@ -7,6 +7,7 @@
 
 #include "pairs_plan.h"
 #include "pairs_verdict.h"
+#include "proto.h"
 #include "tap.h"
 
 static struct de_pair_result P[64];
@@ -294,5 +295,28 @@ int main(void)
 	ok(de_pairs_judge(5, P, NULL, 0, 0, &v, &e) == -1, "threshold 0 refused");
 	is_str(e.msg, "pair threshold 0: expected a fraction in (0, 1]", "... naming the expected form");
 	ok(de_pairs_judge(5, P, NULL, 0, 1.5, &v, &e) == -1, "threshold 1.5 refused");
+
+	/* The NCCL pairs, summed: 4 nodes, 6 pairs. */
+	{
+		struct de_pairs_nccl_sum ns;
+
+		healthy(4);
+		ok(de_pairs_nccl_summary(4, P, &ns, &e) == 0 && ns.measured == 0 && ns.failed == 0 &&
+		   ns.skipped == 6 && ns.median_bw == 0, "NCCL summary: nothing measured, 6 skipped, median 0");
+		pair(4, 0, 1)->nccl = DE_PAIR_NCCL_OK;
+		pair(4, 0, 1)->nccl_bw = 4e9;
+		pair(4, 2, 3)->nccl = DE_PAIR_NCCL_OK;
+		pair(4, 2, 3)->nccl_bw = 2e9;
+		pair(4, 0, 2)->nccl = DE_PAIR_NCCL_OK;
+		pair(4, 0, 2)->nccl_bw = 1e9;
+		pair(4, 1, 3)->nccl = DE_PAIR_NCCL_FAIL;
+		pair(4, 1, 3)->nccl_bw = 9e9; /* a failed pair's figure never counts */
+		ok(de_pairs_nccl_summary(4, P, &ns, &e) == 0 && ns.measured == 4 && ns.failed == 1 &&
+		   ns.skipped == 2, "NCCL summary: 4 measured (1 failed), 2 skipped");
+		ok(ns.median_bw == 2e9, "... median of the passing pairs only: 2 GB/s");
+		pair(4, 0, 3)->nccl = 7;
+		ok(de_pairs_nccl_summary(4, P, &ns, &e) == -1, "NCCL outcome 7 refused");
+		is_str(e.msg, "pair 0-3: NCCL outcome 7, expected 0, 1 or 2", "... naming the pair and the expected values");
+	}
 	return tap_done();
 }

@@ -63,11 +63,18 @@ static void test_records(void)
 	t.r.pair.bw_ab = 1.25e9;
 	t.r.pair.bw_ba = 1.0 / 3.0;
 	t.r.pair.rtt_us = NAN;
+	t.r.pair.nccl = DE_PAIR_NCCL_FAIL;
+	t.r.pair.nccl_diag = 17;
+	t.r.pair.nccl_bw = 2.5e10;
 	snprintf(t.text, sizeof(t.text), "no answer");
 	ok(round_trip(DE_MSG_REPORT, &e) == 0, "a pair's report: %s", e.msg);
 	ok(u.rec == DE_REC_PAIR && u.r.pair.a == 3 && u.r.pair.b == 4000000000u && u.r.pair.diag == 9 &&
 	   u.r.pair.bw_ab == 1.25e9 && u.r.pair.bw_ba == 1.0 / 3.0 && isnan(u.r.pair.rtt_us) &&
-	   strcmp(u.text, "no answer") == 0, "... every field exact (doubles by their bits)");
+	   u.r.pair.nccl == DE_PAIR_NCCL_FAIL && u.r.pair.nccl_diag == 17 && u.r.pair.nccl_bw == 2.5e10 &&
+	   strcmp(u.text, "no answer") == 0, "... every field exact (doubles by their bits), the NCCL pair's too");
+	t.r.pair.nccl = 3;
+	ok(round_trip(DE_MSG_REPORT, &e) == -1 && strstr(e.msg, "nccl is 3") != NULL,
+	   "a pair record's NCCL outcome outside 0-2: refused by the encoder (%s)", e.msg);
 
 	memset(&t, 0, sizeof(t));
 	t.rec = DE_REC_ROUND;
