@@ -6,7 +6,8 @@
 # exact verification, the bench table 8 B..1 GiB), two ranks on one GPU
 # (shared-gpu, not an NCCL error dump), LOCAL_RANK=1 with one visible GPU
 # (gpu-selection), --backend=auto (NCCL when a GPU is visible, sockets when
-# none is), distenv-simulate --nodes 1, and PyTorch's NCCL path when a CUDA
+# none is), distenv-simulate --nodes 1, the NCCL pair sweep on 2 pseudo-nodes
+# (2 GPUs or more), and PyTorch's NCCL path when a CUDA
 # torch is there. The TAP log, the build log and the bench table go to $OUT
 # (a temporary directory when unset).
 #
@@ -225,6 +226,19 @@ tap_like "$out" 'backend socket \(auto\), device cpu; not nccl: (no CUDA device 
 out=$(cd "$work" && timeout 180 "$SIM" --nodes 1 --timeout 150 -- "$CHECK" --timeout=60 2>&1) && rc=0 || rc=$?
 tap_like "$rc $out" $'^0 .*\\[node0/rank0\\] \\[rank 0/1\\] node=[^ ]+ local_rank=0/1 device=cuda:0 backend=nccl allreduce=1 \\(expected 1\\) OK' \
 	"distenv-simulate --nodes 1 -- distenv-check: the pseudo-node's GPU, NCCL"
+
+# --- the NCCL pair sweep ------------------------------------------------------------------
+# Two pseudo-nodes, one GPU each: their pair over NCCL as well as TCP. A
+# pair needs two GPUs (NCCL refuses two ranks of a communicator on one).
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+if [ "${ngpu:-0}" -ge 2 ]; then
+	out=$(cd "$work" && timeout 180 "$SIM" --nodes 2 --timeout 150 -- "$CHECK" --pairs --timeout=60 2>&1) && rc=0 || rc=$?
+	tap_like "$rc $out" $'^0 .*\nNCCL pairs: 1 of 1 measured \\(a 2-rank allreduce of [0-9]+ bytes each\\), 0 failed, median [0-9.]+ GB/s\n' \
+		"--pairs on 2 pseudo-nodes of one GPU each: the NCCL pair measured and verified"
+	grep -h '^NCCL pairs' <<<"$out" | sed 's/^/# /'
+else
+	tap_skip "--pairs over NCCL on 2 pseudo-nodes" "${ngpu:-0} GPU here: a pair needs two (NCCL refuses two ranks on one GPU)"
+fi
 
 # --- PyTorch --------------------------------------------------------------------------
 if torch=$(python3 -c 'import torch; assert torch.cuda.is_available(), "no CUDA in torch " + torch.__version__; print(torch.__version__, torch.cuda.nccl.version())' 2>&1); then
