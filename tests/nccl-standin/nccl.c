@@ -63,6 +63,7 @@ struct ncclComm {
 	int have_thr;
 	ncclResult_t state;      /* ncclInProgress, ncclSuccess or the async error */
 	int aborted, inflight, calls;
+	int finalizing;          /* ncclCommFinalize waits for inflight to reach 0 */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 };
@@ -253,15 +254,25 @@ static int take_listener(uint64_t nonce)
 	return fd;
 }
 
-/* All of len bytes, or -1 (errno) on error or EOF (errno 0). */
-static int xfer(int fd, void *buf, size_t len, int out)
+/* All of len bytes, or -1 (errno) on error, EOF (errno 0) or abort
+ * (errno ECANCELED): waits in short polls so that an abort is seen
+ * whatever the peer does. */
+static int xfer(ncclComm_t c, int fd, void *buf, size_t len, int out)
 {
 	char *p = buf;
 
 	while (len > 0) {
-		ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+		struct pollfd pf = { fd, (short)(out ? POLLOUT : POLLIN), 0 };
+		ssize_t n;
 
-		if (n < 0 && errno == EINTR)
+		if (aborted(c)) {
+			errno = ECANCELED;
+			return -1;
+		}
+		if (poll(&pf, 1, 50) == 0)
+			continue;
+		n = out ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) : recv(fd, p, len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {
 			if (n == 0)
@@ -296,7 +307,7 @@ static ncclResult_t init_root(ncclComm_t c)
 		fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (xfer(fd, &h, sizeof(h), 0) != 0 || memcmp(h.magic, ID_MAGIC, sizeof(h.magic)) != 0 ||
+		if (xfer(c, fd, &h, sizeof(h), 0) != 0 || memcmp(h.magic, ID_MAGIC, sizeof(h.magic)) != 0 ||
 		    h.nonce != c->id.nonce) {
 			close(fd); /* another communicator's rank, or not ours at all */
 			continue;
@@ -314,7 +325,7 @@ static ncclResult_t init_root(ncclComm_t c)
 	for (int r = 1; r < c->nranks; r++) {
 		char go = 1;
 
-		if (xfer(c->fd[r], &go, 1, 1) != 0)
+		if (xfer(c, c->fd[r], &go, 1, 1) != 0)
 			return fail(ncclRemoteError, "rank 0: rank %d left during init (%s)", r, why());
 	}
 	return ncclSuccess;
@@ -346,7 +357,7 @@ static ncclResult_t init_peer(ncclComm_t c)
 	h.nonce = c->id.nonce;
 	h.rank = c->rank;
 	h.nranks = c->nranks;
-	if (xfer(fd, &h, sizeof(h), 1) != 0 || xfer(fd, &go, 1, 0) != 0)
+	if (xfer(c, fd, &h, sizeof(h), 1) != 0 || xfer(c, fd, &go, 1, 0) != 0)
 		return aborted(c) ? ncclInvalidUsage :
 		       fail(ncclRemoteError, "rank %d: rank 0 at %s:%d went away during init (%s)",
 			    c->rank, inet_ntoa(c->id.addr.sin_addr), ntohs(c->id.addr.sin_port), why());
@@ -513,7 +524,7 @@ static ncclResult_t run_coll(struct coll *k)
 			if (tmp == NULL)
 				return fail(ncclSystemError, "rank 0: out of memory (%zu bytes)", bytes);
 			for (int r = 1; r < c->nranks; r++) {
-				if (xfer(c->fd[r], tmp, bytes, 0) != 0) {
+				if (xfer(c, c->fd[r], tmp, bytes, 0) != 0) {
 					free(tmp);
 					return fail(ncclRemoteError, "rank 0: receiving from rank %d: %s", r, why());
 				}
@@ -521,9 +532,9 @@ static ncclResult_t run_coll(struct coll *k)
 			}
 			free(tmp);
 			for (int r = 1; r < c->nranks; r++)
-				if (xfer(c->fd[r], k->buf, bytes, 1) != 0)
+				if (xfer(c, c->fd[r], k->buf, bytes, 1) != 0)
 					return fail(ncclRemoteError, "rank 0: sending to rank %d: %s", r, why());
-		} else if (xfer(c->fd[0], k->buf, bytes, 1) != 0 || xfer(c->fd[0], k->buf, bytes, 0) != 0) {
+		} else if (xfer(c, c->fd[0], k->buf, bytes, 1) != 0 || xfer(c, c->fd[0], k->buf, bytes, 0) != 0) {
 			return fail(ncclRemoteError, "rank %d: with rank 0: %s", c->rank, why());
 		}
 	}
@@ -539,7 +550,10 @@ static void coll_main(void *arg)
 
 	/* The first collective "connects": the communicator reads
 	 * ncclInProgress until it is under way, as nonblocking NCCL's. */
-	set_state(c, ncclSuccess);
+	pthread_mutex_lock(&c->mu);
+	if (!c->finalizing)
+		set_state(c, ncclSuccess);
+	pthread_mutex_unlock(&c->mu);
 	if (!aborted(c)) {
 		ncclResult_t r = run_coll(k);
 
@@ -547,7 +561,8 @@ static void coll_main(void *arg)
 			set_state(c, r);
 	}
 	pthread_mutex_lock(&c->mu);
-	c->inflight--;
+	if (--c->inflight == 0 && c->finalizing)
+		set_state(c, ncclSuccess);
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 	free(k);
@@ -610,14 +625,27 @@ static void drain(ncclComm_t c)
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm)
 {
+	ncclResult_t st;
+
 	if (comm == NULL)
 		return fail(ncclInvalidArgument, "ncclCommFinalize: comm is NULL");
-	if (get_state(comm) != ncclSuccess)
-		return get_state(comm);
-	/* Queued work is bounded by the peers; distenv-check polls the stream
-	 * before this, so it is done or failed by now. */
-	drain(comm);
-	return ncclSuccess;
+	st = get_state(comm);
+	if (st != ncclSuccess)
+		return st;
+	if (comm->blocking) {
+		drain(comm);
+		return ncclSuccess;
+	}
+	/* Nonblocking, as NCCL: ncclInProgress until the queued collectives
+	 * are done (coll_main), then ncclSuccess. */
+	pthread_mutex_lock(&comm->mu);
+	if (comm->inflight > 0) {
+		comm->finalizing = 1;
+		__atomic_store_n(&comm->state, ncclInProgress, __ATOMIC_RELEASE);
+		st = ncclInProgress;
+	}
+	pthread_mutex_unlock(&comm->mu);
+	return st;
 }
 
 static void teardown(ncclComm_t c)
