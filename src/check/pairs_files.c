@@ -144,7 +144,8 @@ static int fill_csv(const struct de_check *c, FILE *fp)
 /* pairs.nodes: what the sweep proves of each node, for the sweep
  * template's DRAIN and RESUME (compute nodes may have no JSON reader):
  * NODE<TAB>fault|look|pass<TAB>why, one line a node, in rank order.
- * fault: the sweep isolated the node (failing or slow node); look: it is
+ * fault: the sweep isolated the node (failing or slow node, or failing
+ * NCCL node: nccl_why); look: it is
  * in a failing or slow link whose culprit was not isolated, or in a
  * failure of the node probe that no faulty node explains; pass: neither. */
 static void node_why(const struct de_check *c, const struct de_finding *f, char *out, size_t len)
@@ -175,6 +176,35 @@ static void node_why(const struct de_check *c, const struct de_finding *f, char 
 	}
 }
 
+/* A node TCP passed, by its NCCL pairs (de_pairs_nccl_blame's nblame,
+ * nnb of them, sure or not): fault when it fails every NCCL pair, look
+ * when it is an end of a failed one, else pass. */
+static enum de_node_verdict nccl_why(const struct de_check *c, uint32_t x, const uint32_t *nblame,
+				     size_t nnb, int sure, char *out, size_t len)
+{
+	const struct de_pairs_state *s = c->pairs;
+	size_t i, np = de_pairs_count(s->n);
+
+	for (i = 0; i < nnb && nblame[i] != x; i++)
+		;
+	if (i == nnb)
+		return DE_NODE_PASS;
+	for (i = 0; i < np; i++) {
+		const struct de_pair_result *p = &s->res[i];
+
+		if (p->nccl != DE_PAIR_NCCL_FAIL || (p->a != x && p->b != x))
+			continue;
+		if (sure)
+			snprintf(out, len, "failing-nccl-node: every NCCL pair of it fails: %s",
+				 de_diag_name(p->nccl_diag));
+		else
+			snprintf(out, len, "failing-nccl-pair %s-%s: %s; culprit not isolated",
+				 de_pr_name(c, p->a), de_pr_name(c, p->b), de_diag_name(p->nccl_diag));
+		break;
+	}
+	return sure ? DE_NODE_FAULT : DE_NODE_LOOK;
+}
+
 static int fill_nodes(const struct de_check *c, FILE *fp)
 {
 	const struct de_pairs_state *s = c->pairs;
@@ -184,8 +214,16 @@ static int fill_nodes(const struct de_check *c, FILE *fp)
 	char why[1024];
 	uint32_t x;
 
-	if (fault == NULL)
+	uint32_t *nblame = malloc((s->n + 1) * sizeof(*nblame));
+	size_t nnb;
+	int nsure;
+
+	if (fault == NULL || nblame == NULL) {
+		free(fault);
+		free(nblame);
 		return -1;
+	}
+	nnb = de_pairs_nccl_blame(s->n, s->res, nblame, s->n, &nsure);
 	for (i = 0; i < s->v.nfind; i++)
 		if (s->v.find[i].kind == DE_FIND_NODE_FAIL || s->v.find[i].kind == DE_FIND_SLOW_NODE)
 			fault[nfault++] = de_pr_name(c, s->v.find[i].a);
@@ -201,9 +239,12 @@ static int fill_nodes(const struct de_check *c, FILE *fp)
 			nv = DE_NODE_LOOK;
 			snprintf(why, sizeof(why), "in a failure of the node probe (FAIL probe) that no finding explains");
 		}
+		if (nv == DE_NODE_PASS)
+			nv = nccl_why(c, x, nblame, nnb, nsure, why, sizeof(why));
 		fprintf(fp, "%s\t%s\t%s\n", de_pr_name(c, x), word[nv], why);
 	}
 	free(fault);
+	free(nblame);
 	return 0;
 }
 

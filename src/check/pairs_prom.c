@@ -71,6 +71,21 @@ int de_pr_fill_prom(const struct de_check *c, FILE *fp)
 		       "distenv-check --pairs: 1 when src-dst was named a slow link");
 	for (i = 0, p = s->res; i < np; i++, p++)
 		put_pair(fp, c, "distenv_pair_slow", p->a, p->b, found(&s->v, DE_FIND_SLOW_LINK, p->a, p->b));
+	/* The NCCL pairs, where a calling node could use NCCL. */
+	if (s->nsum.measured > 0) {
+		de_prom_family(fp, "distenv_pair_nccl_bandwidth_bytes_per_second", "gauge",
+			       "distenv-check --pairs: bytes per second (algbw) of the pair's 2-rank NCCL allreduce");
+		for (i = 0, p = s->res; i < np; i++, p++)
+			if (p->nccl == DE_PAIR_NCCL_OK)
+				put_pair(fp, c, "distenv_pair_nccl_bandwidth_bytes_per_second", p->a, p->b,
+					 p->nccl_bw);
+		de_prom_family(fp, "distenv_pair_nccl_failed", "gauge",
+			       "distenv-check --pairs: 1 when the pair's 2-rank NCCL allreduce failed");
+		for (i = 0, p = s->res; i < np; i++, p++)
+			if (p->nccl != DE_PAIR_NCCL_NONE)
+				put_pair(fp, c, "distenv_pair_nccl_failed", p->a, p->b,
+					 p->nccl == DE_PAIR_NCCL_FAIL);
+	}
 	de_prom_family(fp, "distenv_node_failed", "gauge",
 		       "distenv-check --pairs: 1 when the node was named failing (its pairs and its retest failed)");
 	for (x = 0; x < s->n; x++)
@@ -82,8 +97,8 @@ int de_pr_fill_prom(const struct de_check *c, FILE *fp)
 	de_prom_family(fp, "distenv_sweep_nodes", "gauge", "distenv-check --pairs: nodes swept");
 	de_prom_sample(fp, "distenv_sweep_nodes", NULL, 0, s->n);
 	de_prom_family(fp, "distenv_sweep_ok", "gauge",
-		       "distenv-check --pairs: 1 when no pair or probe failed and nothing was named");
-	de_prom_sample(fp, "distenv_sweep_ok", NULL, 0, s->v.ok && s->probe[0] == '\0');
+		       "distenv-check --pairs: 1 when no pair (TCP or NCCL) or probe failed and nothing was named");
+	de_prom_sample(fp, "distenv_sweep_ok", NULL, 0, s->v.ok && s->probe[0] == '\0' && s->nsum.failed == 0);
 	de_prom_family(fp, "distenv_sweep_median_bandwidth_bytes_per_second", "gauge",
 		       "distenv-check --pairs: the median pair's bytes per second (its slower direction)");
 	de_prom_sample(fp, "distenv_sweep_median_bandwidth_bytes_per_second", NULL, 0, s->v.median_bw);

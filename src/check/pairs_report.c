@@ -184,6 +184,9 @@ int de_pr_exclude(const struct de_check *c, char *hosts, size_t len, int *sure)
 	*sure = 0;
 	if (idx != NULL && nm != NULL) {
 		n = de_pairs_blame(&s->v, idx, s->n, sure);
+		/* The NCCL pairs name nodes only when TCP named none. */
+		if (n == 0)
+			n = de_pairs_nccl_blame(s->n, s->res, idx, s->n, sure);
 		for (i = 0; i < n; i++)
 			nm[i] = de_pr_name(c, idx[i]);
 		rc = n > 0 ? de_exclude_hosts(nm, n, hosts, len) : -1;
@@ -238,13 +241,13 @@ void de_pairs_report(const struct de_check *c)
 		       de_pairs_count(s->n), de_pairs_count(s->n) == 1 ? "" : "s", s->n, s->v.median_bw / 1e9,
 		       s->v.median_rtt_us, c->o.pair_threshold);
 	else {
+		char nccl[64] = "";
+
 		hint[0] = '\0';
 		if (de_pr_exclude(c, hosts, sizeof(hosts), &sure)) {
 			snprintf(hint, sizeof(hint), " -- ");
 			de_exclude_hint(hosts, sure, hint + 4, sizeof(hint) - 4);
 		}
-		char nccl[64] = "";
-
 		if (s->nsum.failed > 0)
 			snprintf(nccl, sizeof(nccl), ", %zu NCCL pair%s failed", s->nsum.failed,
 				 s->nsum.failed == 1 ? "" : "s");

@@ -378,6 +378,38 @@ size_t de_pairs_blame(const struct de_pairs_verdict *v, uint32_t *out, size_t ca
 	return n;
 }
 
+size_t de_pairs_nccl_blame(uint32_t n, const struct de_pair_result *pairs, uint32_t *out, size_t cap,
+			   int *sure)
+{
+	size_t np = de_pairs_count(n), i, k = 0, passed = 0;
+	uint32_t x;
+
+	*sure = 1;
+	for (i = 0; i < np; i++)
+		passed += pairs[i].nccl == DE_PAIR_NCCL_OK;
+	/* With no passing pair at all nothing tells one node from another. */
+	for (x = 0; x < n && passed > 0; x++) {
+		size_t meas = 0, bad = 0;
+
+		for (i = 0; i < np; i++)
+			if ((pairs[i].a == x || pairs[i].b == x) && pairs[i].nccl != DE_PAIR_NCCL_NONE) {
+				meas++;
+				bad += pairs[i].nccl == DE_PAIR_NCCL_FAIL;
+			}
+		if (meas >= 2 && bad == meas)
+			k = add_node(out, k, cap, x);
+	}
+	if (k > 0)
+		return k;
+	*sure = 0;
+	for (i = 0; i < np; i++)
+		if (pairs[i].nccl == DE_PAIR_NCCL_FAIL) {
+			k = add_node(out, k, cap, pairs[i].a);
+			k = add_node(out, k, cap, pairs[i].b);
+		}
+	return k;
+}
+
 int de_pairs_nccl_summary(uint32_t n, const struct de_pair_result *pairs,
 			  struct de_pairs_nccl_sum *s, struct de_err *err)
 {

@@ -97,6 +97,13 @@ int de_pairs_nccl_summary(uint32_t n, const struct de_pair_result *pairs,
  * out (cap of them, each once); returns how many. */
 size_t de_pairs_blame(const struct de_pairs_verdict *v, uint32_t *out, size_t cap, int *sure);
 
+/* The nodes the failed NCCL pairs blame, as de_pairs_blame does for TCP:
+ * a node whose every measured NCCL pair failed (at least 2 of them, while
+ * some other pair passed) is sure; when there is none, both ends of each
+ * failed NCCL pair, not sure. Nodes in out (cap, each once); how many. */
+size_t de_pairs_nccl_blame(uint32_t n, const struct de_pair_result *pairs, uint32_t *out, size_t cap,
+			   int *sure);
+
 /* Is node x named (failing or slow) by v? For the matrix's marks. */
 int de_pairs_node_named(const struct de_pairs_verdict *v, uint32_t x);
 /* Is pair {a,b} named as a failing or slow link, or failed at all? */

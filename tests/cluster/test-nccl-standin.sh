@@ -146,6 +146,33 @@ if [[ $out == *$'\nrc=1' ]] && [ "$n" = 3 ] &&
 else
 	tap_fail "--pairs with DE_STANDIN_FAULT=wrong-sum ($n lines)" "$out"
 fi
+# The wrong sum on node2 alone: its two NCCL pairs fail, node1-node3
+# passes, so node2 is the culprit, sure: the hint, pairs.nodes (what the
+# sweep template drains) and pairs.prom say so.
+out=$(cx srun -N3 --ntasks-per-node=2 env LD_LIBRARY_PATH="$SI" \
+	bash -c '[ "$SLURMD_NODENAME" != node2 ] || export DE_STANDIN_FAULT=wrong-sum; exec "$0" "$@"' \
+	"$CHECK" --pairs --pair-bytes=1M --timeout=60 --pairs-out="$tmp/n2" 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 1 ] && grep -qE '^FAIL pairs: 0 of 3 pairs failed, 2 NCCL pairs failed, .* -- resubmit with --exclude=node2$' <<<"$out" &&
+	[ "$(grep -c '^FAIL nccl pair' <<<"$out")" = 2 ] && [[ $out != *"FAIL nccl pair node1-node3"* ]]; then
+	tap_ok "--pairs, a wrong sum on node2 only: its 2 NCCL pairs fail, node1-node3 passes, the hint says --exclude=node2"
+else
+	tap_fail "--pairs with a wrong sum on node2 (rc=$rc)" "$out"
+fi
+got=$(cut -f1,2 "$tmp/n2/pairs.nodes" 2>&1 | tr '\t\n' ': ')
+if [ "$got" = "node1:pass node2:fault node3:pass " ] && grep -q $'^node2\tfault\tfailing-nccl-node: every NCCL pair of it fails: wrong-result$' "$tmp/n2/pairs.nodes"; then
+	tap_ok "pairs.nodes: node2 fault (failing-nccl-node, wrong-result), node1 and node3 pass: the sweep template drains node2 alone"
+else
+	tap_fail "pairs.nodes with node2's NCCL failing" "$(cat "$tmp/n2/pairs.nodes" 2>&1)"
+fi
+prom=$(grep -E '^distenv_(pair_nccl_failed|sweep_ok)' "$tmp/n2/pairs.prom" 2>&1 | sort | tr '\n' ' ')
+tap_is "$prom" 'distenv_pair_nccl_failed{src="node1",dst="node2"} 1 distenv_pair_nccl_failed{src="node1",dst="node3"} 0 distenv_pair_nccl_failed{src="node2",dst="node3"} 1 distenv_sweep_ok 0 ' \
+	"pairs.prom: distenv_pair_nccl_failed per pair, distenv_sweep_ok 0 although every TCP pair passed"
+n=$(grep -cE '^distenv_pair_nccl_bandwidth_bytes_per_second\{src="node[1-3]",dst="node[1-3]"\} [0-9.e+]*[1-9]' "$tmp/ok/pairs.prom" 2>/dev/null)
+if [ "$n" = 3 ] && grep -q '^distenv_sweep_ok 1$' "$tmp/ok/pairs.prom"; then
+	tap_ok "pairs.prom of the passing sweep: the 3 NCCL pairs' bandwidth, distenv_sweep_ok 1"
+else
+	tap_fail "pairs.prom's NCCL bandwidth ($n samples)" "$(cat "$tmp/ok/pairs.prom" 2>&1)"
+fi
 out=$(pairs DE_STANDIN_FAULT=async-error DE_STANDIN_FAULT_RANK=1 --)
 n=$(grep -cE '^FAIL nccl pair node[1-3]-node[1-3]: nccl: on node[2-3]: ncclAllReduce: unhandled system error .*injected' <<<"$out")
 if [[ $out == *$'\nrc=1' ]] && [ "$n" = 3 ]; then

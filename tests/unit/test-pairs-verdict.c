@@ -318,5 +318,37 @@ int main(void)
 		ok(de_pairs_nccl_summary(4, P, &ns, &e) == -1, "NCCL outcome 7 refused");
 		is_str(e.msg, "pair 0-3: NCCL outcome 7, expected 0, 1 or 2", "... naming the pair and the expected values");
 	}
+
+	/* Whom the failed NCCL pairs blame: 4 nodes, all measured. */
+	{
+		uint32_t idx[4];
+		int sure = -1;
+		size_t k;
+		uint32_t a, b;
+
+		healthy(4);
+		for (a = 0; a < 4; a++)
+			for (b = a + 1; b < 4; b++)
+				pair(4, a, b)->nccl = DE_PAIR_NCCL_OK;
+		ok(de_pairs_nccl_blame(4, P, idx, 4, &sure) == 0, "NCCL blame: none failed, nobody");
+		pair(4, 0, 2)->nccl = DE_PAIR_NCCL_FAIL;
+		pair(4, 1, 2)->nccl = DE_PAIR_NCCL_FAIL;
+		pair(4, 2, 3)->nccl = DE_PAIR_NCCL_FAIL;
+		k = de_pairs_nccl_blame(4, P, idx, 4, &sure);
+		ok(k == 1 && idx[0] == 2 && sure == 1, "NCCL blame: node 2 fails all its 3 pairs: node 2, sure");
+		pair(4, 2, 3)->nccl = DE_PAIR_NCCL_OK;
+		pair(4, 0, 2)->nccl = DE_PAIR_NCCL_OK;
+		k = de_pairs_nccl_blame(4, P, idx, 4, &sure);
+		ok(k == 2 && idx[0] == 1 && idx[1] == 2 && sure == 0, "NCCL blame: one failed pair 1-2: both ends, not sure");
+		pair(4, 0, 2)->nccl = DE_PAIR_NCCL_NONE;
+		pair(4, 2, 3)->nccl = DE_PAIR_NCCL_NONE;
+		k = de_pairs_nccl_blame(4, P, idx, 4, &sure);
+		ok(k == 2 && sure == 0, "NCCL blame: node 2's only measured pair failed: both ends, not sure (one pair proves nothing)");
+		for (a = 0; a < 4; a++)
+			for (b = a + 1; b < 4; b++)
+				pair(4, a, b)->nccl = DE_PAIR_NCCL_FAIL;
+		k = de_pairs_nccl_blame(4, P, idx, 4, &sure);
+		ok(k == 4 && sure == 0, "NCCL blame: every pair failed: every node, not sure");
+	}
 	return tap_done();
 }
