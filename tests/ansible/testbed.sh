@@ -11,11 +11,15 @@
 #   tb_base                        # Debian rootfs (cache tarball if any)
 #   tb_node_up head 10.78.0.10     # boot one node, wait for sshd
 #   tb_ssh head hostname
+#   tb_outside_up                  # a host on the bridge, outside the subnet
+#   tb_outside CMD...              # CMD run there (host binaries)
 #   tb_down                        # everything above, undone
 #
 # What differs from real VMs, by necessity (this kernel has no NFS):
 #   - one host folder ($TB_WORK/shared) is bind-mounted into every node at
-#     $TB_SHARED, standing in for the NFS export and its client mounts;
+#     $TB_SHARED, standing in for the NFS client mounts (a user-space NFS
+#     server, NFS-Ganesha, can export it from the head: the nodes allow
+#     open_by_handle_at for it);
 #   - the nodes share the host's kernel and clock (no time sync inside).
 #
 # Settings (environment):
@@ -254,12 +258,16 @@ tb_node_up() {
 		mountpoint -q "$cg" || continue
 		mkdir -p "${cg}$TB_PFX-$name" && echo "${cg}$TB_PFX-$name" >>"$d/cgroups"
 	done
+	# open_by_handle_at: NFS-Ganesha's VFS backend opens files by handle;
+	# nspawn's seccomp filter refuses it (EPERM) unless allowed here (the
+	# capability it needs, CAP_DAC_READ_SEARCH, nspawn keeps by default).
 	(
 		while read -r cg; do echo "$BASHPID" >"$cg/cgroup.procs"; done <"$d/cgroups"
 		exec systemd-nspawn --quiet --boot --register=no --keep-unit \
 			--directory="$root" --machine="$TB_PFX-$name" --hostname="$name" \
 			--network-bridge="$TB_BRIDGE" --resolv-conf=off --timezone=off \
 			--console=read-only --link-journal=no \
+			--system-call-filter=open_by_handle_at \
 			--bind="$TB_WORK/shared:$TB_SHARED"
 	) </dev/null >"$d/console.log" 2>&1 &
 	pid=$!
@@ -329,10 +337,46 @@ tb_node_down() {
 	rm -rf "$d"
 }
 
+# --- a host outside the cluster subnet ---------------------------------------------
+# tb_outside_up: a network namespace on the bridge at $TB_OUTSIDE_ADDR, in a
+# subnet of its own ($TB_OUTSIDE_NET.0/24, 10.79.<ID>); the host routes
+# between it and the nodes' subnet (the host's address there is added to
+# the bridge). It reaches the nodes' ports, but is not in their subnet.
+TB_OUTSIDE_NET=${TB_OUTSIDE_NET:-10.79.$TB_ID}
+TB_OUTSIDE_ADDR=$TB_OUTSIDE_NET.2
+tb_outside_up() {
+	tb_need_work || return 1
+	local ns=$TB_PFX-outside
+	ip netns add "$ns" || return 1
+	echo "$ns" >"$TB_WORK/host/outside"
+	ip link add "$ns" type veth peer name "$TB_PFX-outp" netns "$ns" || return 1
+	ip link set "$ns" master "$TB_BRIDGE" up &&
+		ip addr add "$TB_OUTSIDE_NET.1/24" dev "$TB_BRIDGE" &&
+		ip -n "$ns" link set lo up &&
+		ip -n "$ns" addr add "$TB_OUTSIDE_ADDR/24" dev "$TB_PFX-outp" &&
+		ip -n "$ns" link set "$TB_PFX-outp" up &&
+		ip -n "$ns" route add default via "$TB_OUTSIDE_NET.1"
+}
+
+# tb_outside CMD...: run CMD (a host program) in the outside namespace.
+tb_outside() { ip netns exec "$TB_PFX-outside" "$@"; }
+
+tb_outside_down() {
+	local f=$TB_WORK/host/outside ns
+	[ -f "$f" ] || return 0
+	ns=$(cat "$f")
+	# The veth goes with the namespace; the bridge address with the bridge
+	# (or here, when the bridge was not ours).
+	ip netns del "$ns" 2>/dev/null
+	ip addr del "$TB_OUTSIDE_NET.1/24" dev "$TB_BRIDGE" 2>/dev/null
+	rm -f "$f"
+}
+
 # tb_down: every node, then the host side, then $TB_WORK itself.
 tb_down() {
 	local n
 	if [ -z "$TB_WORK" ] || [ ! -d "$TB_WORK" ]; then return 0; fi
+	tb_outside_down
 	if [ -d "$TB_WORK/nodes" ]; then
 		for n in "$TB_WORK"/nodes/*/; do
 			[ -d "$n" ] && tb_node_down "$(basename "$n")"
