@@ -20,6 +20,7 @@
 #include "auth.h"
 #include "backend.h"
 #include "budget.h"
+#include "parse.h"
 #include "check.h"
 #include "rdouble.h"
 #include "rendezvous.h"
@@ -29,13 +30,18 @@
  * buffer; a multiple of every dtype size. 1 MiB measured 10-25% faster
  * than 256 KiB from 2 to 64 MiB on loopback, and still fits in L2. */
 #define CHUNK (1u << 20)
-/* How long a stalled transfer spins (yielding) before sleeping in poll.
- * Waking a halted core costs tens of microseconds (more in a VM), longer
- * than most transfers wait; with a core per rank, as Slurm binds them,
- * spinning costs nothing, and sched_yield lets an oversubscribed peer run.
- * Measured on 2 cores: 20-25% more bandwidth at 2-8 MiB than a 30 us
- * spin. */
+/* How long a stalled transfer spins before sleeping in poll, with a CPU
+ * per local rank. Waking a halted core costs tens of microseconds (more
+ * in a VM), longer than most transfers wait; with a core per rank, as
+ * Slurm binds them, spinning costs nothing. Measured on 2 cores: 20-25%
+ * more bandwidth at 2-8 MiB (2 ranks) than a 30 us spin. With more local
+ * ranks than CPUs, no spin: the rank we wait for may be the one our spin
+ * keeps off the CPU (sched_yield does not reliably hand it over), and
+ * 4 ranks on 2 cores ran 2-3x slower up to 256 KiB spinning than not.
+ * DISTENV_SPIN_US overrides both, for ranks that share CPUs in ways the
+ * local world does not show (other jobs, several "nodes" on one box). */
 #define SPIN_US 1000
+#define SPIN_MAX_US 1000000ul
 /* With a CPU per local rank, the first microseconds of a spin skip even
  * sched_yield (a system call): 10-20% lower latency for small messages. */
 #define SPIN_PURE_US 20
@@ -50,6 +56,7 @@ struct ring {
 	int rd_fd[DE_RD_MAX_PEERS];   /* left_fd/right_fd where the peer is a neighbour */
 	int rd_own[DE_RD_MAX_PEERS];  /* a connection of its own: ours to close */
 	int own_cpu;          /* a CPU per local rank: spin without yielding at first */
+	int64_t spin_us;      /* the spin before a poll (SPIN_US, DISTENV_SPIN_US) */
 	uint8_t *tmp;         /* the reduce-scatter's receive buffer, one for every allreduce */
 };
 
@@ -242,7 +249,15 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 	{
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
+		const char *v = getenv("DISTENV_SPIN_US");
+		unsigned long us = 0;
+		struct de_err e;
+
 		rg->own_cpu = cpus > 0 && c->id.local_world <= (unsigned long)cpus;
+		if (v != NULL && de_env_ulong("DISTENV_SPIN_US", v, 0, SPIN_MAX_US, &us, &e))
+			return de_fail_set(f, DE_D_ENV_VALUE, "%s (microseconds a waiting rank spins before it sleeps)",
+					   e.msg);
+		rg->spin_us = v != NULL ? (int64_t)us : rg->own_cpu ? SPIN_US : 0;
 	}
 	rg->tmp = malloc(CHUNK);
 	if (rg->tmp == NULL)
@@ -430,7 +445,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 
 			if (spin_since == 0)
 				spin_since = now;
-			if (now - spin_since < SPIN_US) {
+			if (now - spin_since < rg->spin_us) {
 				if (!rg->own_cpu || now - spin_since >= SPIN_PURE_US)
 					sched_yield();
 				continue;
