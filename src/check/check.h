@@ -46,6 +46,7 @@ struct de_opts {
 struct de_ident {
 	uint32_t rank, world, local_rank, local_world, node_rank;
 	int have_local_rank, have_local_world, have_node_rank; /* set in the environment */
+	long spin_us;           /* DISTENV_SPIN_US, -1 unset (the socket backend's spin) */
 	int have_rank;   /* RANK read: until then this process is no rank, not rank 0 */
 	/* DISTENV_SIMULATED: distenv-simulate's pseudo-nodes, all on this one
 	 * host through 127.0.0.1 by design: the loopback checks are for

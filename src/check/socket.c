@@ -20,7 +20,6 @@
 #include "auth.h"
 #include "backend.h"
 #include "budget.h"
-#include "parse.h"
 #include "check.h"
 #include "rdouble.h"
 #include "rendezvous.h"
@@ -41,7 +40,6 @@
  * DISTENV_SPIN_US overrides both, for ranks that share CPUs in ways the
  * local world does not show (other jobs, several "nodes" on one box). */
 #define SPIN_US 1000
-#define SPIN_MAX_US 1000000ul
 /* With a CPU per local rank, the first microseconds of a spin skip even
  * sched_yield (a system call): 10-20% lower latency for small messages. */
 #define SPIN_PURE_US 20
@@ -249,15 +247,8 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 	{
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-		const char *v = getenv("DISTENV_SPIN_US");
-		unsigned long us = 0;
-		struct de_err e;
-
 		rg->own_cpu = cpus > 0 && c->id.local_world <= (unsigned long)cpus;
-		if (v != NULL && de_env_ulong("DISTENV_SPIN_US", v, 0, SPIN_MAX_US, &us, &e))
-			return de_fail_set(f, DE_D_ENV_VALUE, "%s (microseconds a waiting rank spins before it sleeps)",
-					   e.msg);
-		rg->spin_us = v != NULL ? (int64_t)us : rg->own_cpu ? SPIN_US : 0;
+		rg->spin_us = c->id.spin_us >= 0 ? c->id.spin_us : rg->own_cpu ? SPIN_US : 0;
 	}
 	rg->tmp = malloc(CHUNK);
 	if (rg->tmp == NULL)
