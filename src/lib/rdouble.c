@@ -40,11 +40,11 @@ int de_rd_used(uint32_t world)
 
 enum de_algo de_allreduce_algo(size_t bytes, uint32_t world)
 {
-	if (world < 2 || bytes > DE_SMALL_MAX_BYTES)
+	if (world < 2)
 		return DE_ALGO_RING;
 	if (de_rd_used(world))
-		return DE_ALGO_RDOUBLE;
-	if (world <= DE_ALLGATHER_MAX_WORLD)
+		return bytes <= DE_RD_MAX_BYTES ? DE_ALGO_RDOUBLE : DE_ALGO_RING;
+	if (world <= DE_ALLGATHER_MAX_WORLD && bytes <= DE_SMALL_MAX_BYTES)
 		return DE_ALGO_ALLGATHER;
 	return DE_ALGO_RING;
 }

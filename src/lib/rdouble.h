@@ -31,13 +31,18 @@ enum de_algo {
 	DE_ALGO_RDOUBLE,    /* recursive doubling, below */
 };
 
-/* Up to this many bytes a buffer is small: it takes the algorithm with
- * the fewest hops in a row, the ring's allgather of whole buffers (n-1)
- * or recursive doubling (de_rd_hops), the allgather on a tie (it needs no
- * connections beyond the ring's) and only up to 8 ranks (it sends n-1
- * whole buffers). Above, and for worlds where neither applies, the ring.
- * bench/README.md has the measurements behind the figure. */
+/* Small buffers take the algorithm with the fewest hops in a row: the
+ * ring's allgather of whole buffers (n-1 hops; only up to 8 ranks, as it
+ * sends n-1 whole buffers) or recursive doubling (de_rd_hops), the
+ * allgather on a tie (it needs no connections beyond the ring's). The
+ * allgather up to DE_SMALL_MAX_BYTES (2 ranks on loopback: faster than
+ * the ring up to 16 KiB); recursive doubling up to DE_RD_MAX_BYTES (4 and
+ * 8 ranks on 2 hosts, 2 cores, 2026-12-06: 2x faster than the ring at
+ * 32-64 KiB, about even at 128 KiB, slower at 256 KiB). Above, the ring.
+ * Recursive doubling receives into the ring's 1 MiB CHUNK buffer, which
+ * bounds DE_RD_MAX_BYTES. */
 #define DE_SMALL_MAX_BYTES (16u << 10)
+#define DE_RD_MAX_BYTES (128u << 10)
 #define DE_ALLGATHER_MAX_WORLD 8u
 /* Worlds above this never use recursive doubling: each rank would dial
  * up to log2(n) more connections at the start, and the preflight at

@@ -81,9 +81,13 @@ int main(void)
 	is_int(de_allreduce_algo(8, 4), DE_ALGO_RDOUBLE, "4 ranks, 8 B: recursive doubling (2 hops against 3)");
 	is_int(de_allreduce_algo(8, 5), DE_ALGO_ALLGATHER, "5 ranks, 8 B: allgather (a tie at 4 hops)");
 	is_int(de_allreduce_algo(8, 6), DE_ALGO_RDOUBLE, "6 ranks, 8 B: recursive doubling (4 hops against 5)");
-	is_int(de_allreduce_algo(DE_SMALL_MAX_BYTES, 8), DE_ALGO_RDOUBLE, "8 ranks at the small limit: recursive doubling");
-	is_int(de_allreduce_algo(DE_SMALL_MAX_BYTES + 4, 8), DE_ALGO_RING, "8 ranks past the small limit: ring");
-	is_int(de_allreduce_algo(DE_SMALL_MAX_BYTES + 4, 2), DE_ALGO_RING, "2 ranks past the small limit: ring");
+	is_int(de_allreduce_algo(DE_RD_MAX_BYTES, 8), DE_ALGO_RDOUBLE, "8 ranks at recursive doubling's limit: recursive doubling");
+	is_int(de_allreduce_algo(DE_RD_MAX_BYTES + 4, 8), DE_ALGO_RING, "8 ranks past it: ring");
+	is_int(de_allreduce_algo(DE_RD_MAX_BYTES, 6), DE_ALGO_RDOUBLE, "6 ranks at recursive doubling's limit: recursive doubling");
+	is_int(de_allreduce_algo(DE_SMALL_MAX_BYTES, 2), DE_ALGO_ALLGATHER, "2 ranks at the allgather's limit: allgather");
+	is_int(de_allreduce_algo(DE_SMALL_MAX_BYTES + 4, 2), DE_ALGO_RING, "2 ranks past the allgather's limit: ring");
+	is_int(de_allreduce_algo(DE_SMALL_MAX_BYTES + 4, 5), DE_ALGO_RING, "5 ranks past the allgather's limit: ring");
+	ok(DE_RD_MAX_BYTES <= (1u << 20), "recursive doubling's limit fits the 1 MiB receive buffer");
 	is_int(de_allreduce_algo(8, 64), DE_ALGO_RDOUBLE, "64 ranks, 8 B: recursive doubling");
 	is_int(de_allreduce_algo(8, 65), DE_ALGO_RING, "65 ranks: ring (no extra connections at scale)");
 	is_int(de_allreduce_algo(8, 256), DE_ALGO_RING, "256 ranks: ring");
