@@ -29,16 +29,15 @@
  * buffer; a multiple of every dtype size. 1 MiB measured 10-25% faster
  * than 256 KiB from 2 to 64 MiB on loopback, and still fits in L2. */
 #define CHUNK (1u << 20)
-/* How long a stalled transfer spins before sleeping in poll, with a CPU
- * per local rank. Waking a halted core costs tens of microseconds (more
- * in a VM), longer than most transfers wait; with a core per rank, as
- * Slurm binds them, spinning costs nothing. Measured on 2 cores: 20-25%
- * more bandwidth at 2-8 MiB (2 ranks) than a 30 us spin. With more local
- * ranks than CPUs, no spin: the rank we wait for may be the one our spin
- * keeps off the CPU (sched_yield does not reliably hand it over), and
- * 4 ranks on 2 cores ran 2-3x slower up to 256 KiB spinning than not.
- * DISTENV_SPIN_US overrides both, for ranks that share CPUs in ways the
- * local world does not show (other jobs, several "nodes" on one box). */
+/* How long a stalled transfer spins (yielding) before sleeping in poll.
+ * Waking a halted core costs tens of microseconds (more in a VM), longer
+ * than most transfers wait; with a core per rank, as Slurm binds them,
+ * spinning costs nothing, and sched_yield lets an oversubscribed peer run.
+ * Measured on 2 cores: 20-25% more bandwidth at 2-8 MiB than a 30 us
+ * spin; 8 ranks on 2 cores (2 hosts), 8 B-32 KiB took 55-110 us spinning
+ * against 95-160 us sleeping at once. On a machine busy with other work
+ * the spin takes their CPU too: 4 ranks on 2 cores beside other builds
+ * ran 2-3x faster up to 256 KiB with no spin. DISTENV_SPIN_US sets it. */
 #define SPIN_US 1000
 /* With a CPU per local rank, the first microseconds of a spin skip even
  * sched_yield (a system call): 10-20% lower latency for small messages. */
@@ -248,7 +247,7 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 		rg->own_cpu = cpus > 0 && c->id.local_world <= (unsigned long)cpus;
-		rg->spin_us = c->id.spin_us >= 0 ? c->id.spin_us : rg->own_cpu ? SPIN_US : 0;
+		rg->spin_us = c->id.spin_us >= 0 ? c->id.spin_us : SPIN_US;
 	}
 	rg->tmp = malloc(CHUNK);
 	if (rg->tmp == NULL)
