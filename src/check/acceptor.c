@@ -123,6 +123,32 @@ static int session_ready(struct de_check *c)
 	return ready;
 }
 
+/* Keeps fd as rank `from`'s recursive doubling link when this world uses
+ * them and `from` is a peer of ours that dials us, once: 1 kept. */
+static int rd_keep(struct de_check *c, uint32_t from, int fd)
+{
+	uint32_t peers[DE_RD_MAX_PEERS], np, i;
+	int ok = 0;
+
+	if (!de_rd_used(c->id.world) || de_rd_link(c->id.rank, c->id.world, from) != DE_LINK_ACCEPT)
+		return 0;
+	np = de_rd_peers(c->id.rank, c->id.world, peers, DE_RD_MAX_PEERS);
+	for (i = 0; i < np; i++)
+		ok |= peers[i] == from;
+	pthread_mutex_lock(&c->acc.mu);
+	for (i = 0; i < c->acc.rd_n; i++)
+		ok &= c->acc.rd_rank[i] != from;
+	if (ok && c->acc.rd_n < DE_RD_MAX_PEERS) {
+		c->acc.rd_rank[c->acc.rd_n] = from;
+		c->acc.rd_fd[c->acc.rd_n++] = fd;
+		pthread_cond_broadcast(&c->acc.cv);
+	} else {
+		ok = 0;
+	}
+	pthread_mutex_unlock(&c->acc.mu);
+	return ok;
+}
+
 /* The hello is whole and the session key known: prove, then serve. */
 static void finish(struct acceptor *a, struct pend *p)
 {
@@ -161,6 +187,14 @@ static void finish(struct acceptor *a, struct pend *p)
 			return;
 		}
 		de_log("data port", "rejected ring connection from rank %u (%s): not our left neighbour",
+		       d->rank, p->from);
+	}
+	if (d->purpose == DE_PURPOSE_RD) {
+		if (rd_keep(c, d->rank, p->fd)) {
+			release(a, p, 1);
+			return;
+		}
+		de_log("data port", "rejected recursive doubling link from rank %u (%s): not a peer of ours that dials",
 		       d->rank, p->from);
 	}
 	drop(a, p);
@@ -398,6 +432,27 @@ int de_acceptor_take_left(struct de_check *c, int64_t deadline)
 	return fd;
 }
 
+int de_acceptor_take_rd(struct de_check *c, uint32_t from, int64_t deadline)
+{
+	int fd = -1;
+	unsigned i;
+
+	pthread_mutex_lock(&c->acc.mu);
+	for (;;) {
+		for (i = 0; i < c->acc.rd_n && fd < 0; i++) {
+			if (c->acc.rd_rank[i] == from && !(c->acc.rd_taken & 1u << i)) {
+				fd = c->acc.rd_fd[i];
+				c->acc.rd_taken |= 1u << i;
+			}
+		}
+		if (fd >= 0 || de_now_ms() >= deadline)
+			break;
+		cv_wait_ms(c, 100);
+	}
+	pthread_mutex_unlock(&c->acc.mu);
+	return fd;
+}
+
 void de_acceptor_stop(struct de_check *c)
 {
 	if (!c->acc.running)
@@ -409,4 +464,12 @@ void de_acceptor_stop(struct de_check *c)
 	if (c->acc.left_fd >= 0 && !c->acc.left_taken)
 		close(c->acc.left_fd);
 	c->acc.left_fd = -1;
+	{
+		unsigned i;
+
+		for (i = 0; i < c->acc.rd_n; i++)
+			if (!(c->acc.rd_taken & 1u << i))
+				close(c->acc.rd_fd[i]);
+		c->acc.rd_n = 0;
+	}
 }

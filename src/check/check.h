@@ -16,6 +16,7 @@
 #include "fail.h"
 #include "net.h"
 #include "proto.h"
+#include "rdouble.h" /* DE_RD_MAX_PEERS */
 #include "ring.h" /* enum de_dtype */
 
 struct de_opts {
@@ -45,6 +46,7 @@ struct de_opts {
 struct de_ident {
 	uint32_t rank, world, local_rank, local_world, node_rank;
 	int have_local_rank, have_local_world, have_node_rank; /* set in the environment */
+	long spin_us;           /* DISTENV_SPIN_US, -1 unset (the socket backend's spin) */
 	int have_rank;   /* RANK read: until then this process is no rank, not rank 0 */
 	/* DISTENV_SIMULATED: distenv-simulate's pseudo-nodes, all on this one
 	 * host through 127.0.0.1 by design: the loopback checks are for
@@ -81,11 +83,16 @@ struct de_acceptor_state {
 	pthread_t thread;
 	int running;
 	volatile int stop;
-	pthread_mutex_t mu;      /* guards key_ready, left_fd, left_taken */
+	pthread_mutex_t mu;      /* guards key_ready, left_fd, left_taken, rd_* */
 	pthread_cond_t cv;
 	int key_ready;           /* the session key is in auth */
 	int left_fd;             /* from rank-1 (DE_PURPOSE_RING), -1 until it arrives */
 	int left_taken;          /* the backend has left_fd: not ours to close */
+	/* Recursive doubling's links from lower ranks (DE_PURPOSE_RD), in
+	 * arrival order; rd_taken's bit i: rd_fd[i] is the backend's. */
+	uint32_t rd_rank[DE_RD_MAX_PEERS];
+	int rd_fd[DE_RD_MAX_PEERS];
+	unsigned rd_n, rd_taken;
 };
 
 struct de_backend_ops;

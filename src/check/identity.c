@@ -110,6 +110,17 @@ int de_read_env(struct de_check *c, struct de_fail *f)
 	if (c->id.have_local_world && get_u32("LOCAL_WORLD_SIZE", 1, &c->id.local_world, &e))
 		return de_fail_set(f, DE_D_LOCAL_RANK, "%s", e.msg);
 	{
+		/* The socket backend's spin (socket.c); read here with the
+		 * rest of the environment, so a typo is an environment error. */
+		const char *sv = getenv("DISTENV_SPIN_US");
+		unsigned long us = 0;
+
+		if (sv != NULL && de_env_ulong("DISTENV_SPIN_US", sv, 0, 1000000ul, &us, &e))
+			return de_fail_set(f, DE_D_ENV_VALUE, "%s (microseconds a waiting rank spins before it sleeps)",
+					   e.msg);
+		c->id.spin_us = sv != NULL ? (long)us : -1;
+	}
+	{
 		const char *g = getenv("GROUP_RANK"), *n = getenv("NODE_RANK");
 		uint32_t gv = 0, nv = 0;
 

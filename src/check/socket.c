@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The data plane over TCP: the framing of data connections, and the
- * socket backend, a pipelined ring allreduce
- * (reduce-scatter then allgather, ring.c's schedule). Every wait is
+ * socket backend: a pipelined ring allreduce (reduce-scatter then
+ * allgather, ring.c's schedule) for big buffers, and for small ones the
+ * algorithm with the fewest hops (rdouble.h: the ring's allgather of
+ * whole buffers, or recursive doubling). Every wait is
  * bounded, and the rendezvous connection is watched throughout so a
  * failure anywhere stops every rank with rank 0's diagnosis. */
 #include "config.h"
@@ -19,6 +21,7 @@
 #include "backend.h"
 #include "budget.h"
 #include "check.h"
+#include "rdouble.h"
 #include "rendezvous.h"
 #include "socket.h"
 
@@ -31,17 +34,26 @@
  * than most transfers wait; with a core per rank, as Slurm binds them,
  * spinning costs nothing, and sched_yield lets an oversubscribed peer run.
  * Measured on 2 cores: 20-25% more bandwidth at 2-8 MiB than a 30 us
- * spin. */
+ * spin; 8 ranks on 2 cores (2 hosts), 8 B-32 KiB took 55-110 us spinning
+ * against 95-160 us sleeping at once. On a machine busy with other work
+ * the spin takes their CPU too: 4 ranks on 2 cores beside other builds
+ * ran 2-3x faster up to 256 KiB with no spin. DISTENV_SPIN_US sets it. */
 #define SPIN_US 1000
 /* With a CPU per local rank, the first microseconds of a spin skip even
  * sched_yield (a system call): 10-20% lower latency for small messages. */
 #define SPIN_PURE_US 20
 
-/* The socket backend's state (c->bstate): its two neighbours. */
+/* The socket backend's state (c->bstate): its two neighbours, and the
+ * recursive doubling peers where the world uses them. */
 struct ring {
 	int left_fd;          /* from rank-1, handed over by the acceptor */
 	int right_fd;         /* to rank+1 */
+	uint32_t rd_n;        /* recursive doubling peers (rdouble.h) */
+	uint32_t rd_rank[DE_RD_MAX_PEERS];
+	int rd_fd[DE_RD_MAX_PEERS];   /* left_fd/right_fd where the peer is a neighbour */
+	int rd_own[DE_RD_MAX_PEERS];  /* a connection of its own: ours to close */
 	int own_cpu;          /* a CPU per local rank: spin without yielding at first */
+	int64_t spin_us;      /* the spin before a poll (SPIN_US, DISTENV_SPIN_US) */
 	uint8_t *tmp;         /* the reduce-scatter's receive buffer, one for every allreduce */
 };
 
@@ -139,17 +151,90 @@ int de_recv_one_frame(int fd, uint8_t *buf, size_t cap, size_t *len,
 
 /* ---------------------------------------------------------------- */
 
+/* Dials rank q's data port for purpose and proves the session key: *fd
+ * nonblocking and tuned, or a failure naming q. */
+static int dial(struct de_check *c, uint32_t q, uint8_t purpose, const char *what, int *out,
+		struct de_fail *f)
+{
+	const struct de_peer *p = &c->peers.peer[q];
+	int64_t deadline = c->deadline;
+	struct de_addr a;
+	struct de_err e = { "" };
+	enum de_conn rc;
+	int err_no, fd;
+	uint8_t frame[256], ch[DE_NONCE_BYTES];
+	size_t flen = 0;
+
+	if (de_resolve(p->addr, p->port, &a, &e))
+		return de_fail_set(f, DE_D_PEER_REFUSED, "rank %u on %s: %s", q, p->host, e.msg);
+	rc = de_connect(&a, deadline, &fd, &err_no);
+	if (rc != DE_CONN_OK)
+		return de_fail_set(f, rc == DE_CONN_TIMEOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED,
+				   "connecting to rank %u's data port on %s (%s:%u): %s",
+				   q, p->host, p->addr, p->port, de_conn_name(rc));
+	if (de_recv_one_frame(fd, frame, sizeof(frame), &flen, deadline, &e) ||
+	    de_dec_challenge(frame, flen, ch, &e) ||
+	    de_send_data(c, fd, purpose, ch, deadline)) {
+		close(fd);
+		return de_fail_set(f, DE_D_PEER_LOST, "rank %u on %s closed our %s connection (%s)",
+				   q, p->host, what, e.msg);
+	}
+	de_sock_tune(fd);
+	de_set_nonblock(fd, 1);
+	*out = fd;
+	return 0;
+}
+
+/* Recursive doubling's links (rdouble.h): the ring's own where the peer
+ * is a neighbour, else one of their own, dialled by the lower rank. All
+ * dials first, then the accepts, so that no two ranks wait on each
+ * other. */
+static int rd_connect(struct de_check *c, struct ring *rg, struct de_fail *f)
+{
+	uint32_t r = c->id.rank, n = c->id.world, i;
+	int pass;
+
+	rg->rd_n = de_rd_peers(r, n, rg->rd_rank, DE_RD_MAX_PEERS);
+	for (i = 0; i < rg->rd_n; i++)
+		rg->rd_fd[i] = -1;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < rg->rd_n; i++) {
+			uint32_t q = rg->rd_rank[i];
+			enum de_rd_link_kind l = de_rd_link(r, n, q);
+
+			if (pass == 0 && l == DE_LINK_RIGHT)
+				rg->rd_fd[i] = rg->right_fd;
+			else if (pass == 0 && l == DE_LINK_LEFT)
+				rg->rd_fd[i] = rg->left_fd;
+			else if (pass == 0 && l == DE_LINK_DIAL) {
+				if (dial(c, q, DE_PURPOSE_RD, "recursive doubling", &rg->rd_fd[i], f))
+					return -1;
+				rg->rd_own[i] = 1;
+			} else if (pass == 1 && l == DE_LINK_ACCEPT) {
+				int fd = de_acceptor_take_rd(c, q, c->deadline);
+
+				if (fd < 0)
+					return de_fail_set(f, DE_D_PEER_TIMEOUT,
+							   "rank %u on %s never made its recursive doubling connection to our data port (%s:%u) by the end of --timeout=%d s",
+							   q, host_of(c, q), c->peers.peer[r].addr,
+							   c->peers.peer[r].port, c->o.timeout_s);
+				de_sock_tune(fd);
+				de_set_nonblock(fd, 1);
+				rg->rd_fd[i] = fd;
+				rg->rd_own[i] = 1;
+			}
+		}
+	}
+	return 0;
+}
+
 static int ring_connect(struct de_check *c, struct de_fail *f)
 {
 	uint32_t right = (c->id.rank + 1) % c->id.world;
 	uint32_t left = (c->id.rank + c->id.world - 1) % c->id.world;
-	const struct de_peer *p;
 	int64_t deadline = c->deadline;
-	struct de_addr a;
-	struct de_err e = { "" };
 	struct ring *rg;
-	enum de_conn rc;
-	int err_no, fd;
+	int fd;
 
 	if (c->id.world == 1)
 		return 0;
@@ -162,34 +247,13 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 		rg->own_cpu = cpus > 0 && c->id.local_world <= (unsigned long)cpus;
+		rg->spin_us = c->id.spin_us >= 0 ? c->id.spin_us : SPIN_US;
 	}
 	rg->tmp = malloc(CHUNK);
 	if (rg->tmp == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
-	p = &c->peers.peer[right];
-	if (de_resolve(p->addr, p->port, &a, &e))
-		return de_fail_set(f, DE_D_PEER_REFUSED, "rank %u on %s: %s", right,
-				   p->host, e.msg);
-	rc = de_connect(&a, deadline, &fd, &err_no);
-	if (rc != DE_CONN_OK)
-		return de_fail_set(f, rc == DE_CONN_TIMEOUT ? DE_D_PEER_TIMEOUT : DE_D_PEER_REFUSED,
-				   "connecting to rank %u's data port on %s (%s:%u): %s",
-				   right, p->host, p->addr, p->port, de_conn_name(rc));
-	{
-		uint8_t frame[256], ch[DE_NONCE_BYTES];
-		size_t flen = 0;
-
-		if (de_recv_one_frame(fd, frame, sizeof(frame), &flen, deadline, &e) ||
-		    de_dec_challenge(frame, flen, ch, &e) ||
-		    de_send_data(c, fd, DE_PURPOSE_RING, ch, deadline)) {
-			close(fd);
-			return de_fail_set(f, DE_D_PEER_LOST, "rank %u on %s closed our ring connection (%s)",
-					   right, p->host, e.msg);
-		}
-	}
-	de_sock_tune(fd);
-	de_set_nonblock(fd, 1);
-	rg->right_fd = fd;
+	if (dial(c, right, DE_PURPOSE_RING, "ring", &rg->right_fd, f))
+		return -1;
 	fd = rg->left_fd = de_acceptor_take_left(c, deadline);
 	if (fd < 0)
 		return de_fail_set(f, DE_D_PEER_TIMEOUT,
@@ -198,6 +262,8 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 				   c->peers.peer[c->id.rank].port, c->o.timeout_s);
 	de_sock_tune(fd);
 	de_set_nonblock(fd, 1);
+	if (de_rd_used(c->id.world))
+		return rd_connect(c, rg, f);
 	return 0;
 }
 
@@ -211,6 +277,13 @@ static void ring_close(struct de_check *c)
 		close(rg->right_fd);
 	if (rg->left_fd >= 0)
 		close(rg->left_fd);
+	{
+		uint32_t i;
+
+		for (i = 0; i < rg->rd_n; i++)
+			if (rg->rd_own[i] && rg->rd_fd[i] >= 0)
+				close(rg->rd_fd[i]);
+	}
 	free(rg->tmp);
 	free(rg);
 	c->bstate = NULL;
@@ -239,6 +312,8 @@ struct stream {
 	uint32_t steps;
 	uint8_t *tmp;       /* CHUNK bytes (struct ring's), for reduce steps */
 	enum de_dtype t;
+	int out_fd, in_fd;  /* send to rank out, receive from rank in */
+	uint32_t out, in;
 };
 
 /* Reduce-scatter bytes are summed once this many have arrived (or the
@@ -247,11 +322,10 @@ struct stream {
 #define REDUCE_MIN (32u << 10)
 
 /* The run's budget ended inside a collective: where it stood. */
-static int ran_out(const struct de_check *c, size_t got, size_t rtotal, size_t sent,
-		   size_t stotal, int64_t last, struct de_fail *f)
+static int ran_out(const struct de_check *c, const struct stream *s, size_t got, size_t rtotal,
+		   size_t sent, size_t stotal, int64_t last, struct de_fail *f)
 {
-	uint32_t right = (c->id.rank + 1) % c->id.world;
-	uint32_t left = (c->id.rank + c->id.world - 1) % c->id.world;
+	uint32_t right = s->out, left = s->in;
 
 	return de_fail_set(f, DE_D_TIMEOUT,
 			   "--timeout=%d s ran out mid-collective: %zu of %zu bytes from rank %u on %s, "
@@ -267,8 +341,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 	size_t stotal = 0, rtotal = 0, sent = 0, got = 0;
 	uint32_t si = 0, ri = 0, i;
 	int64_t last = de_now_ms();
-	uint32_t right = (c->id.rank + 1) % c->id.world;
-	uint32_t left = (c->id.rank + c->id.world - 1) % c->id.world;
+	uint32_t right = s->out, left = s->in;
 	struct pollfd p[3];
 	int64_t spin_since = 0;
 
@@ -304,7 +377,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			break;
 		if (si < s->steps && ready > soff) {
 			size_t want = ready - soff > CHUNK ? CHUNK : ready - soff;
-			ssize_t k = send(rg->right_fd, out->p + soff, want,
+			ssize_t k = send(s->out_fd, out->p + soff, want,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
 
 			if (k > 0) {
@@ -325,7 +398,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 
 			if (reduce && want > CHUNK - fill)
 				want = CHUNK - fill;
-			k = recv(rg->left_fd, reduce ? s->tmp + fill : in->p + roff, want, MSG_DONTWAIT);
+			k = recv(s->in_fd, reduce ? s->tmp + fill : in->p + roff, want, MSG_DONTWAIT);
 			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
 				return de_fail_set(f, DE_D_PEER_LOST,
 						   "rank %u on %s lost mid-collective (%s after %zu of %zu bytes)",
@@ -354,7 +427,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			last = de_now_ms();
 			/* A slow collective that still moves ends with the budget too. */
 			if (last >= c->deadline)
-				return ran_out(c, got, rtotal, sent, stotal, last, f);
+				return ran_out(c, s, got, rtotal, sent, stotal, last, f);
 			continue;
 		}
 		{
@@ -362,16 +435,16 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 
 			if (spin_since == 0)
 				spin_since = now;
-			if (now - spin_since < SPIN_US) {
+			if (now - spin_since < rg->spin_us) {
 				if (!rg->own_cpu || now - spin_since >= SPIN_PURE_US)
 					sched_yield();
 				continue;
 			}
 		}
 		spin_since = 0;
-		p[0].fd = si < s->steps && ready > soff ? rg->right_fd : -1;
+		p[0].fd = si < s->steps && ready > soff ? s->out_fd : -1;
 		p[0].events = POLLOUT;
-		p[1].fd = ri < s->steps ? rg->left_fd : -1;
+		p[1].fd = ri < s->steps ? s->in_fd : -1;
 		p[1].events = POLLIN;
 		p[2].fd = c->net.rdv_fd;
 		p[2].events = POLLIN;
@@ -387,19 +460,30 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 		/* One budget for the whole run (budget.h): a stall ends with it,
 		 * and says how long nothing moved. */
 		if (de_now_ms() >= c->deadline)
-			return ran_out(c, got, rtotal, sent, stotal, last, f);
+			return ran_out(c, s, got, rtotal, sent, stotal, last, f);
 		if (p[0].revents || p[1].revents)
 			last = de_now_ms();
 	}
 	return 0;
 }
 
-/* Small buffers: latency, not bandwidth. Allgather every rank's whole
- * buffer around the ring (n-1 steps instead of 2(n-1)), then every rank
- * sums the n buffers in rank order: the same operations on the same
- * operands, so the result is bitwise identical everywhere. */
-#define SMALL_BYTES (16u << 10)
-#define SMALL_MAX_WORLD 8
+/* A stream around the ring: to the right neighbour, from the left. */
+static struct stream ring_dir(const struct de_check *c, const struct step *step, uint32_t steps,
+			      enum de_dtype t)
+{
+	const struct ring *rg = c->bstate;
+	struct stream s = { step, steps, rg->tmp, t, rg->right_fd, rg->left_fd,
+			    (c->id.rank + 1) % c->id.world,
+			    (c->id.rank + c->id.world - 1) % c->id.world };
+
+	return s;
+}
+
+/* Small buffers: latency, not bandwidth (de_allreduce_algo). Allgather
+ * every rank's whole buffer around the ring (n-1 steps instead of
+ * 2(n-1)), then every rank sums the n buffers in rank order: the same
+ * operations on the same operands, so the result is bitwise identical
+ * everywhere. */
 
 static int small_allreduce(struct de_check *c, uint8_t *buf, size_t count,
 			   enum de_dtype t, struct de_fail *f)
@@ -407,8 +491,8 @@ static int small_allreduce(struct de_check *c, uint8_t *buf, size_t count,
 	uint32_t n = c->id.world, r = c->id.rank, i;
 	size_t bytes = count * de_dtype_size(t);
 	uint8_t *all = malloc((size_t)n * bytes);
-	struct step step[SMALL_MAX_WORLD];
-	struct stream s = { step, n - 1, NULL, t };
+	struct step step[DE_ALLGATHER_MAX_WORLD];
+	struct stream s = ring_dir(c, step, n - 1, t);
 
 	if (all == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
@@ -437,23 +521,17 @@ static int small_allreduce(struct de_check *c, uint8_t *buf, size_t count,
 static int ring_allreduce(struct de_check *c, void *buf, size_t count,
 			  enum de_dtype t, struct de_fail *f)
 {
-	const struct ring *rg = c->bstate;
 	uint32_t n = c->id.world, r = c->id.rank, per = de_ring_stream_steps(n), i;
 	size_t esz = de_dtype_size(t), slices, k;
 	uint8_t *b = buf;
-	struct stream s = { NULL, 0, NULL, t };
+	struct stream s = ring_dir(c, NULL, 0, t);
 	struct step *step;
 	int rc;
 
-	if (n == 1 || count == 0)
-		return 0;
-	if (count * esz <= SMALL_BYTES && n <= SMALL_MAX_WORLD)
-		return small_allreduce(c, b, count, t, f);
 	slices = de_ring_slice_count(count, esz, n);
 	if (slices > UINT32_MAX / per)
 		return de_fail_set(f, DE_D_INTERNAL, "%zu elements: too many ring steps", count);
 	s.steps = (uint32_t)slices * per;
-	s.tmp = rg->tmp;
 	step = calloc(s.steps, sizeof(*step));
 	if (step == NULL)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
@@ -481,12 +559,72 @@ static int ring_allreduce(struct de_check *c, void *buf, size_t count,
 	return rc;
 }
 
+/* One exchange with rank q over the link to it: send (len bytes from
+ * snd, may be NULL for none), receive (len bytes into rcv, may be NULL). */
+static int rd_swap(struct de_check *c, uint32_t q, const uint8_t *snd, uint8_t *rcv, size_t len,
+		   enum de_dtype t, struct de_fail *f)
+{
+	const struct ring *rg = c->bstate;
+	struct step st = { { (uint8_t *)snd, snd ? len : 0 }, { rcv, rcv ? len : 0 }, 0, 0 };
+	struct stream s = { &st, 1, NULL, t, -1, -1, q, q };
+	uint32_t i;
+
+	for (i = 0; i < rg->rd_n; i++)
+		if (rg->rd_rank[i] == q)
+			s.out_fd = s.in_fd = rg->rd_fd[i];
+	if (s.out_fd < 0)
+		return de_fail_set(f, DE_D_INTERNAL, "no recursive doubling link to rank %u", q);
+	return ring_stream(c, &s, f);
+}
+
+/* Recursive doubling (rdouble.h): fold, log2(p) whole-buffer swaps, each
+ * summed in (a + b == b + a, so both partners hold the same bits),
+ * unfold. The swaps receive into the ring's CHUNK buffer: small buffers
+ * only (DE_SMALL_MAX_BYTES). */
+static int rd_allreduce(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
+			struct de_fail *f)
+{
+	const struct ring *rg = c->bstate;
+	uint32_t r = c->id.rank, n = c->id.world, k, steps = de_rd_steps(n);
+	size_t bytes = count * de_dtype_size(t);
+	enum de_rd_role role = de_rd_role(r, n);
+	uint32_t fold = de_rd_fold_peer(r, n);
+
+	if (bytes > CHUNK)
+		return de_fail_set(f, DE_D_INTERNAL, "%zu bytes: too big for recursive doubling", bytes);
+	if (role == DE_RD_FOLDED)
+		return rd_swap(c, fold, buf, NULL, bytes, t, f) ||
+		       rd_swap(c, fold, NULL, buf, bytes, t, f) ? -1 : 0;
+	if (role == DE_RD_FOLD_HOST) {
+		if (rd_swap(c, fold, NULL, rg->tmp, bytes, t, f))
+			return -1;
+		de_reduce_sum(t, buf, rg->tmp, count);
+	}
+	for (k = 0; k < steps; k++) {
+		if (rd_swap(c, de_rd_partner(r, n, k), buf, rg->tmp, bytes, t, f))
+			return -1;
+		de_reduce_sum(t, buf, rg->tmp, count);
+	}
+	if (role == DE_RD_FOLD_HOST)
+		return rd_swap(c, fold, buf, NULL, bytes, t, f);
+	return 0;
+}
+
 static int socket_allreduce(struct de_check *c, void *buf, size_t count,
 			    enum de_dtype t, double *usec, struct de_fail *f)
 {
 	int64_t a = de_now_us();
+	int rc = 0;
 
-	if (ring_allreduce(c, buf, count, t, f))
+	if (c->id.world > 1 && count > 0) {
+		/* The same choice on every rank: it depends on count and world. */
+		switch (de_allreduce_algo(count * de_dtype_size(t), c->id.world)) {
+		case DE_ALGO_RDOUBLE: rc = rd_allreduce(c, buf, count, t, f); break;
+		case DE_ALGO_ALLGATHER: rc = small_allreduce(c, buf, count, t, f); break;
+		case DE_ALGO_RING: rc = ring_allreduce(c, buf, count, t, f); break;
+		}
+	}
+	if (rc)
 		return -1;
 	*usec = (double)(de_now_us() - a);
 	return 0;

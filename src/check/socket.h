@@ -25,6 +25,8 @@ void de_acceptor_key_ready(struct de_check *c);
 /* The ring connection our left neighbour made, once it is here (by
  * deadline): the fd, now the caller's to close, or -1. */
 int de_acceptor_take_left(struct de_check *c, int64_t deadline);
+/* The recursive doubling link rank `from` dialled to us, likewise. */
+int de_acceptor_take_rd(struct de_check *c, uint32_t from, int64_t deadline);
 /* probe.c. Phase 0: every node reaches the others' data ports; rep is
  * this rank's report: which failed, in words ("host (addr:port) how,
  * ...") and as a record (DE_REC_UNREACHED: their ranks). */

@@ -57,6 +57,7 @@ enum de_purpose {
 	DE_PURPOSE_RING = 2, /* the ring's link to the next rank */
 	DE_PURPOSE_BULK = 3, /* the node probe's 64 KiB echo */
 	DE_PURPOSE_PAIR = 4, /* the pair sweep: a command (de_pair_cmd) follows */
+	DE_PURPOSE_RD = 5,   /* a recursive doubling link (rdouble.h) to a higher rank */
 };
 
 struct de_hello {

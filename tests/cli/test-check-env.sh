@@ -72,6 +72,14 @@ bad() {
 .*FAIL $pat" "$name"
 }
 
+# DISTENV_SPIN_US (socket backend): a number of microseconds, else exit 2
+# naming it and the form; a good one runs.
+for v in abc -1 1000001; do
+	bad DISTENV_SPIN_US="$v" -- "environment: DISTENV_SPIN_US \"$v\": expected a whole number in 0\.\.1000000 \(microseconds a waiting rank spins" \
+		"DISTENV_SPIN_US=$v: exit 2, named with the form"
+done
+tap_like "$(run_ok DISTENV_SPIN_US=0)" "^rc=0" "DISTENV_SPIN_US=0: the check runs"
+
 # The issue's cases: each exit 2, each naming its variable and the form.
 for v in abc 1x 0 -3; do
 	bad GROUP_WORLD_SIZE="$v" -- "environment: GROUP_WORLD_SIZE \"$v\": expected a whole number in 1\.\.4294967294 -- " \
