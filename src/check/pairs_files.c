@@ -56,8 +56,8 @@ static int fill_json(const struct de_check *c, FILE *fp)
 		s->rounds, s->rt_rounds, c->o.pair_bytes, c->o.pair_threshold, s->v.median_bw / 1e9,
 		s->v.median_rtt_us, s->sweep_ms / 1000.0);
 	de_json_put(fp, s->nsum.measured ? "" : s->nccl_skip);
-	fprintf(fp, ", \"measured\": %zu, \"failed\": %zu, \"median_gbps\": %.6g},\n  \"probe\": ",
-		s->nsum.measured, s->nsum.failed, s->nsum.median_bw / 1e9);
+	fprintf(fp, ", \"measured\": %zu, \"failed\": %zu, \"untried\": %zu, \"median_gbps\": %.6g},\n  \"probe\": ",
+		s->nsum.measured, s->nsum.failed, s->nsum.untried, s->nsum.median_bw / 1e9);
 	de_json_put(fp, s->probe);
 	fprintf(fp, ",\n  \"pairs\": [\n");
 	for (i = 0; i < np; i++) {

@@ -204,14 +204,18 @@ static void nccl_lines(const struct de_check *c)
 	const struct de_pairs_nccl_sum *ns = &s->nsum;
 	size_t i, np = de_pairs_count(s->n);
 
-	if (ns->measured == 0) {
+	char untried[80] = "";
+
+	if (ns->measured == 0 && (ns->untried == 0 || s->nccl_skip[0] != '\0')) {
 		printf("NCCL pairs: skipped: %s\n", s->nccl_skip[0] ? s->nccl_skip :
 		       "no calling node could use NCCL (each says why with --verbose)");
 		return;
 	}
-	printf("NCCL pairs: %zu of %zu measured (a 2-rank allreduce of %zu bytes each), %zu failed, median %.2f GB/s%s\n",
-	       ns->measured, np, c->o.pair_bytes, ns->failed, ns->median_bw / 1e9,
-	       ns->skipped ? "; the others' calling node could not use NCCL" : "");
+	if (ns->untried > 0)
+		snprintf(untried, sizeof(untried), "; %zu not tried, their TCP pair failed", ns->untried);
+	printf("NCCL pairs: %zu of %zu measured (a 2-rank allreduce of %zu bytes each), %zu failed, median %.2f GB/s%s%s\n",
+	       ns->measured, np, c->o.pair_bytes, ns->failed, ns->median_bw / 1e9, untried,
+	       ns->skipped > ns->untried ? "; the others' calling node could not use NCCL" : "");
 	for (i = 0; i < np; i++) {
 		const struct de_pair_result *p = &s->res[i];
 

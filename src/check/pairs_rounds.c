@@ -113,8 +113,10 @@ int de_pairs_run(struct de_check *c, int probe_rc, struct de_text *probe_rep, st
 			memset(&r, 0, sizeof(r));
 			de_pairs_measure(c, peer, &r);
 			/* The NCCL pair in the same round, once per pair: retests
-			 * are the TCP verdict's. */
-			if (s->nccl_on && g->kind == DE_ROUND_TOURNAMENT && de_now_ms() < c->deadline)
+			 * are the TCP verdict's. Not after a failed TCP pair: its
+			 * connection would fail the same way, seconds later. */
+			if (s->nccl_on && g->kind == DE_ROUND_TOURNAMENT && r.diag == DE_OK &&
+			    de_now_ms() < c->deadline)
 				de_pairs_nccl_measure(c, peer, &r);
 			/* A transfer cut by the run's budget says nothing of the
 			 * link: the run timed out, and says so. */

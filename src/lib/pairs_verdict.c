@@ -424,6 +424,7 @@ int de_pairs_nccl_summary(uint32_t n, const struct de_pair_result *pairs,
 		switch (pairs[i].nccl) {
 		case DE_PAIR_NCCL_NONE:
 			s->skipped++;
+			s->untried += pairs[i].measured && pairs[i].diag != DE_OK;
 			break;
 		case DE_PAIR_NCCL_OK:
 			s->measured++;

@@ -84,6 +84,7 @@ void de_pairs_verdict_free(struct de_pairs_verdict *v);
  * reported, not judged as outliers: a failure is the finding. */
 struct de_pairs_nccl_sum {
 	size_t measured, failed, skipped;
+	size_t untried; /* of the skipped: not tried because the TCP pair failed */
 	double median_bw;
 };
 /* n nodes' pairs (de_pairs_count(n) of them): fills s; -1 with err when

@@ -133,7 +133,7 @@ else
 	tap_fail "--pairs with NCCL on the stand-in" "$out"
 fi
 n=$(grep -c '"nccl": {"status": "ok", "diagnosis": "ok", "gbps": [0-9.e+-]*[1-9]' "$tmp/ok/pairs.json" 2>/dev/null)
-if [ "$n" = 3 ] && grep -q '"nccl": {"skipped": "", "measured": 3, "failed": 0, "median_gbps": ' "$tmp/ok/pairs.json"; then
+if [ "$n" = 3 ] && grep -q '"nccl": {"skipped": "", "measured": 3, "failed": 0, "untried": 0, "median_gbps": ' "$tmp/ok/pairs.json"; then
 	tap_ok "--pairs-out's pairs.json: each pair's NCCL status and bandwidth, the NCCL sum"
 else
 	tap_fail "pairs.json's NCCL fields ($n pairs ok)" "$(cat "$tmp/ok/pairs.json" 2>&1)"
@@ -186,6 +186,26 @@ if [[ $out == *$'\nrc=0' ]] &&
 	tap_ok "--pairs with 0 devices: NCCL pairs skipped saying why, the TCP sweep passes"
 else
 	tap_fail "--pairs with 0 devices" "$out"
+fi
+
+# A pair that fails over TCP (node2 drops what node3 sends) is not tried
+# over NCCL: the two others are measured, it is counted as not tried.
+addr3=$(nx node2 getent hosts node3 | awk '{print $1; exit}')
+if [ -n "$addr3" ] && nx node2 nft add table inet distenv_standin &&
+	nx node2 nft add chain inet distenv_standin input '{ type filter hook input priority 0; }' &&
+	nx node2 nft add rule inet distenv_standin input ip saddr "$addr3" drop; then
+	out=$(pairs -- --pairs-out="$tmp/fw")
+	nx node2 nft delete table inet distenv_standin
+	if [[ $out == *$'\nrc=1' ]] && grep -q '^FAIL pairs: 1 of 3 pairs failed' <<<"$out" &&
+		grep -qE '^NCCL pairs: 2 of 3 measured \(a 2-rank allreduce of 1048576 bytes each\), 0 failed, median [0-9.]+ GB/s; 1 not tried, their TCP pair failed$' <<<"$out" &&
+		grep -q '"measured": 2, "failed": 0, "untried": 1,' "$tmp/fw/pairs.json"; then
+		tap_ok "--pairs with node2-node3 firewalled: that pair is not tried over NCCL (counted so, in pairs.json too), the other 2 are measured"
+	else
+		tap_fail "--pairs with node2-node3 firewalled" "$out" "$(cat "$tmp/fw/pairs.json" 2>&1)"
+	fi
+else
+	nx node2 nft delete table inet distenv_standin >/dev/null 2>&1
+	tap_fail "firewalling node3 from node2 (node3 is '$addr3')"
 fi
 
 # --- through the plugin ---------------------------------------------------------

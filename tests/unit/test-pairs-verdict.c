@@ -314,6 +314,10 @@ int main(void)
 		ok(de_pairs_nccl_summary(4, P, &ns, &e) == 0 && ns.measured == 4 && ns.failed == 1 &&
 		   ns.skipped == 2, "NCCL summary: 4 measured (1 failed), 2 skipped");
 		ok(ns.median_bw == 2e9, "... median of the passing pairs only: 2 GB/s");
+		ok(ns.untried == 0, "... none untried: every TCP pair passed");
+		fail_pair(4, 0, 3, DE_D_PEER_TIMEOUT);
+		ok(de_pairs_nccl_summary(4, P, &ns, &e) == 0 && ns.skipped == 2 && ns.untried == 1,
+		   "NCCL summary: a failed TCP pair left untried is counted among the skipped, and as untried");
 		pair(4, 0, 3)->nccl = 7;
 		ok(de_pairs_nccl_summary(4, P, &ns, &e) == -1, "NCCL outcome 7 refused");
 		is_str(e.msg, "pair 0-3: NCCL outcome 7, expected 0, 1 or 2", "... naming the pair and the expected values");
