@@ -339,10 +339,10 @@ tb_node_down() {
 
 # --- a host outside the cluster subnet ---------------------------------------------
 # tb_outside_up: a network namespace on the bridge at $TB_OUTSIDE_ADDR, in a
-# subnet of its own ($TB_OUTSIDE_NET.0/24, 10.79.<ID>); the host routes
-# between it and the nodes' subnet (the host's address there is added to
-# the bridge). It reaches the nodes' ports, but is not in their subnet.
-TB_OUTSIDE_NET=${TB_OUTSIDE_NET:-10.79.$TB_ID}
+# subnet of its own ($TB_OUTSIDE_NET.0/24, 10.75.<ID>: no other test's,
+# bench/preflight-scale has 10.79); the host routes between it and the
+# nodes' subnet (the host's address there is added to the bridge). It reaches the nodes' ports, but is not in their subnet.
+TB_OUTSIDE_NET=${TB_OUTSIDE_NET:-10.75.$TB_ID}
 TB_OUTSIDE_ADDR=$TB_OUTSIDE_NET.2
 tb_outside_up() {
 	tb_need_work || return 1
