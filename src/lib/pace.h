@@ -27,9 +27,9 @@ int de_pace_pure_spin(int own_cpu, unsigned long switches);
  * out DE_PACE_SEND_PIECE at a time, so that the neighbour's bytes keep
  * arriving and being summed between sends; else up to chunk. Measured
  * (2 ranks on 2 hosts over veth, MSS 1448, 2026-12-06): 512 KiB-64 MiB
- * 1.35-1.6x faster in 32 KiB sends than in 1 MiB ones; 256 KiB (128 KiB
+ * 1.35-2x faster in 32 KiB sends than in 1 MiB ones; 256 KiB (128 KiB
  * spans) slower in 32 KiB sends, so only bigger spans; on loopback (MSS
- * 64 KiB) 32 KiB sends were up to 2x slower, so loopback keeps chunk. */
+ * 64 KiB) 32 KiB sends were 1.2-2.9x slower, so loopback keeps chunk. */
 #define DE_PACE_SMALL_MSS (16u << 10)
 #define DE_PACE_BIG_SPAN (128u << 10)
 #define DE_PACE_SEND_PIECE (32u << 10)
