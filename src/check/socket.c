@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +24,7 @@
 #include "backend.h"
 #include "budget.h"
 #include "check.h"
+#include "pace.h"
 #include "rdouble.h"
 #include "rendezvous.h"
 #include "socket.h"
@@ -40,7 +44,8 @@
  * ran 2-3x faster up to 256 KiB with no spin. DISTENV_SPIN_US sets it. */
 #define SPIN_US 1000
 /* With a CPU per local rank, the first microseconds of a spin skip even
- * sched_yield (a system call): 10-20% lower latency for small messages. */
+ * sched_yield (a system call): 10-20% lower latency for small messages;
+ * dropped once the rank sees it shares its CPU (de_pace_pure_spin). */
 #define SPIN_PURE_US 20
 
 /* The socket backend's state (c->bstate): its two neighbours, and the
@@ -53,6 +58,11 @@ struct ring {
 	int rd_fd[DE_RD_MAX_PEERS];   /* left_fd/right_fd where the peer is a neighbour */
 	int rd_own[DE_RD_MAX_PEERS];  /* a connection of its own: ours to close */
 	int own_cpu;          /* a CPU per local rank: spin without yielding at first */
+	int pure;             /* spin without yielding now (de_pace_pure_spin) */
+	int yielded;          /* this allreduce yielded the CPU */
+	long nivcsw;          /* involuntary switches at the last look */
+	unsigned long shared; /* involuntary switches seen around yields */
+	unsigned mss;         /* the right link's TCP MSS, 0 unknown (de_pace_send_max) */
 	int64_t spin_us;      /* the spin before a poll (SPIN_US, DISTENV_SPIN_US) */
 	uint8_t *tmp;         /* the reduce-scatter's receive buffer, one for every allreduce */
 };
@@ -246,7 +256,12 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 	{
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
+		struct rusage ru;
+
 		rg->own_cpu = cpus > 0 && c->id.local_world <= (unsigned long)cpus;
+		rg->pure = de_pace_pure_spin(rg->own_cpu, 0);
+		if (getrusage(RUSAGE_THREAD, &ru) == 0)
+			rg->nivcsw = ru.ru_nivcsw;
 		rg->spin_us = c->id.spin_us >= 0 ? c->id.spin_us : SPIN_US;
 	}
 	rg->tmp = malloc(CHUNK);
@@ -254,6 +269,13 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	if (dial(c, right, DE_PURPOSE_RING, "ring", &rg->right_fd, f))
 		return -1;
+	{
+		int mss = 0;
+		socklen_t len = sizeof(mss);
+
+		if (getsockopt(rg->right_fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) == 0 && mss > 0)
+			rg->mss = (unsigned)mss;
+	}
 	fd = rg->left_fd = de_acceptor_take_left(c, deadline);
 	if (fd < 0)
 		return de_fail_set(f, DE_D_PEER_TIMEOUT,
@@ -336,7 +358,7 @@ static int ran_out(const struct de_check *c, const struct stream *s, size_t got,
 
 static int ring_stream(struct de_check *c, const struct stream *s, struct de_fail *f)
 {
-	const struct ring *rg = c->bstate;
+	struct ring *rg = c->bstate;
 	size_t esz = de_dtype_size(s->t), soff = 0, roff = 0, fill = 0;
 	size_t stotal = 0, rtotal = 0, sent = 0, got = 0;
 	uint32_t si = 0, ri = 0, i;
@@ -376,7 +398,8 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 		if (si == s->steps && ri == s->steps)
 			break;
 		if (si < s->steps && ready > soff) {
-			size_t want = ready - soff > CHUNK ? CHUNK : ready - soff;
+			size_t most = de_pace_send_max(out->len, rg->mss, CHUNK);
+			size_t want = ready - soff > most ? most : ready - soff;
 			ssize_t k = send(s->out_fd, out->p + soff, want,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
 
@@ -436,8 +459,10 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 			if (spin_since == 0)
 				spin_since = now;
 			if (now - spin_since < rg->spin_us) {
-				if (!rg->own_cpu || now - spin_since >= SPIN_PURE_US)
+				if (!rg->pure || now - spin_since >= SPIN_PURE_US) {
 					sched_yield();
+					rg->yielded = 1;
+				}
 				continue;
 			}
 		}
@@ -615,8 +640,10 @@ static int socket_allreduce(struct de_check *c, void *buf, size_t count,
 {
 	int64_t a = de_now_us();
 	int rc = 0;
+	struct ring *rg = c->bstate;
 
 	if (c->id.world > 1 && count > 0) {
+		rg->yielded = 0;
 		/* The same choice on every rank: it depends on count and world. */
 		switch (de_allreduce_algo(count * de_dtype_size(t), c->id.world)) {
 		case DE_ALGO_RDOUBLE: rc = rd_allreduce(c, buf, count, t, f); break;
@@ -627,6 +654,17 @@ static int socket_allreduce(struct de_check *c, void *buf, size_t count,
 	if (rc)
 		return -1;
 	*usec = (double)(de_now_us() - a);
+	/* Does the pure spin hold a CPU someone else wants? Looked at only
+	 * after a yield, so that the fast path pays no system call. */
+	if (rg != NULL && rg->pure && rg->yielded) {
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+			rg->shared += (unsigned long)(ru.ru_nivcsw - rg->nivcsw);
+			rg->nivcsw = ru.ru_nivcsw;
+			rg->pure = de_pace_pure_spin(rg->own_cpu, rg->shared);
+		}
+	}
 	return 0;
 }
 

@@ -134,14 +134,15 @@ else
 	tap_fail "4999 missing ranks: the list is not cut at a rank with '... (N more)'" "$line"
 fi
 
-# A rank stopped mid-collective (a bench of 30000 small allreduces, a few
-# seconds here, that would pass): the others end by the budget, saying
-# where the ring stood (rank 0 misses data from rank 2, rank 1 cannot
-# pass its own on to it).
+# A rank stopped mid-collective: a bench of 100000 small allreduces (the
+# most -n takes), seconds of work, so still running when the stop comes
+# after 1 s (30000 took under a second once ranks sharing 2 cores stopped
+# their pure spin). The others end by the budget, saying where the ring
+# stood (rank 0 misses data from rank 2, rank 1 cannot pass its own on).
 n=3
 pids=()
 for ((r = 0; r < n; r++)); do
-	rank "$r" "$n" "$((port + 3))" "$tmp/stall.$r" --timeout=8 --bench -b 8 -e 8 -n 30000 -w 0
+	rank "$r" "$n" "$((port + 3))" "$tmp/stall.$r" --timeout=8 --bench -b 8 -e 8 -n 100000 -w 0
 	pids+=($!)
 done
 t0=$(now_ms)
