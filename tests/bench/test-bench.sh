@@ -117,7 +117,7 @@ else
 		rows=$(awk '$1 ~ /^[0-9]+$/ && (NF == 8 || NF == 9) { print $1, $NF }' "$tmp/raw4/$peer.r1" 2>/dev/null | tr '\n' ' ')
 		tap_is "$rows" "8 0 16 0 " "$peer on 2 hosts: rows for 8 and 16 bytes, 0 wrong"
 	done
-	((have_iperf)) && tap_like "$out4" $'(^|\n)# iperf3 single stream host h0 -> h1 \\(10\\.78\\.0\\.11\\): [0-9]+\\.[0-9]+ GB/s' "iperf3 measured the link between host 0 and host 1"
+	((have_iperf)) && tap_like "$out4" $'(^|\n)# iperf3 single stream host h0 -> h1 \\(10\\.76\\.0\\.11\\): [0-9]+\\.[0-9]+ GB/s' "iperf3 measured the link between host 0 and host 1"
 	tap_is "$(ip netns list | grep -c '^dab-' || true) $(ip link show dab0 2>/dev/null | grep -c . || true)" "0 0" "no namespace or bridge of the run is left"
 	rc=0
 	"$root/bench/allreduce" --ranks 2 --hosts 3 >/dev/null 2>"$tmp/err5" || rc=$?
