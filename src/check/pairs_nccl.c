@@ -85,6 +85,24 @@ static enum de_diag get_answer(const uint8_t in[ANSWER_BYTES], char *why, size_t
 	return v < DE_D_COUNT ? (enum de_diag)v : DE_D_INTERNAL;
 }
 
+/* The called side's answer on fd: 0 when it is DE_OK, else -1 with r
+ * failed: its own diagnosis, or "THEM did not WHAT" when none came. */
+static int take_answer(int fd, int64_t deadline, const char *them, const char *what,
+		       struct de_pair_result *r)
+{
+	uint8_t ans[ANSWER_BYTES];
+	char why[ANSWER_WHY];
+	enum de_diag d;
+	size_t m;
+
+	if (de_move_all(fd, ans, sizeof(ans), 0, deadline, &m) != 0)
+		return nccl_fail_pair(r, DE_D_PEER_LOST, "%s did not %s", them, what);
+	d = get_answer(ans, why, sizeof(why));
+	if (d != DE_OK)
+		return nccl_fail_pair(r, d, "on %s: %s", them, why);
+	return 0;
+}
+
 /* The timed part, the same on both sides: one warm-up, then
  * PAIR_REPEATS allreduces, each checked element by element. 0 with the
  * best time in *best_us, or -1 with f set. */
@@ -193,16 +211,12 @@ void de_pairs_nccl_measure(struct de_check *c, uint32_t peer, struct de_pair_res
 		nccl_fail_pair(r, conn.diag, "%s", conn.why);
 		goto out;
 	}
-	if (de_move_all(fd, pc->peers.nccl_id, DE_NCCL_ID_BYTES, 1, pc->deadline, &m) != 0 ||
-	    de_move_all(fd, ans, sizeof(ans), 0, pc->deadline, &m) != 0) {
+	if (de_move_all(fd, pc->peers.nccl_id, DE_NCCL_ID_BYTES, 1, pc->deadline, &m) != 0) {
 		nccl_fail_pair(r, DE_D_PEER_LOST, "%s did not answer the NCCL pair's unique id", them);
 		goto out;
 	}
-	d = get_answer(ans, why, sizeof(why));
-	if (d != DE_OK) {
-		nccl_fail_pair(r, d, "on %s: %s", them, why);
+	if (take_answer(fd, pc->deadline, them, "answer the NCCL pair's unique id", r))
 		goto out;
-	}
 	if (de_nccl_backend.init(pc, &f) || exchange(pc, buf, count, CALLER_VALUE, &us, &f)) {
 		/* The called side's own failure, when it has one, says more
 		 * than "the peer went away" here. */
@@ -214,15 +228,8 @@ void de_pairs_nccl_measure(struct de_check *c, uint32_t peer, struct de_pair_res
 			nccl_fail_pair(r, f.diag, "%s", f.msg);
 		goto out;
 	}
-	if (de_move_all(fd, ans, sizeof(ans), 0, pc->deadline, &m) != 0) {
-		nccl_fail_pair(r, DE_D_PEER_LOST, "%s did not report its side of the NCCL pair", them);
+	if (take_answer(fd, pc->deadline, them, "report its side of the NCCL pair", r))
 		goto out;
-	}
-	d = get_answer(ans, why, sizeof(why));
-	if (d != DE_OK) {
-		nccl_fail_pair(r, d, "on %s: %s", them, why);
-		goto out;
-	}
 	r->nccl_bw = us > 0 ? (double)(count * sizeof(float)) / (us / 1e6) : 0;
 out:
 	if (fd >= 0)

@@ -382,7 +382,7 @@ size_t de_pairs_nccl_blame(uint32_t n, const struct de_pair_result *pairs, uint3
 			   int *sure)
 {
 	size_t np = de_pairs_count(n), i, k = 0, passed = 0;
-	uint32_t x;
+	uint32_t x, y;
 
 	*sure = 1;
 	for (i = 0; i < np; i++)
@@ -391,11 +391,15 @@ size_t de_pairs_nccl_blame(uint32_t n, const struct de_pair_result *pairs, uint3
 	for (x = 0; x < n && passed > 0; x++) {
 		size_t meas = 0, bad = 0;
 
-		for (i = 0; i < np; i++)
-			if ((pairs[i].a == x || pairs[i].b == x) && pairs[i].nccl != DE_PAIR_NCCL_NONE) {
+		/* x's own n-1 pairs, by index: the whole sweep stays O(pairs). */
+		for (y = 0; y < n; y++) {
+			const struct de_pair_result *p = y == x ? NULL : &pairs[de_pair_index(n, x, y)];
+
+			if (p != NULL && p->nccl != DE_PAIR_NCCL_NONE) {
 				meas++;
-				bad += pairs[i].nccl == DE_PAIR_NCCL_FAIL;
+				bad += p->nccl == DE_PAIR_NCCL_FAIL;
 			}
+		}
 		if (meas >= 2 && bad == meas)
 			k = add_node(out, k, cap, x);
 	}
