@@ -57,6 +57,7 @@ struct ring {
 	uint32_t rd_rank[DE_RD_MAX_PEERS];
 	int rd_fd[DE_RD_MAX_PEERS];   /* left_fd/right_fd where the peer is a neighbour */
 	int rd_own[DE_RD_MAX_PEERS];  /* a connection of its own: ours to close */
+	unsigned rd_mss[DE_RD_MAX_PEERS]; /* its TCP MSS, 0 unknown (de_pace_send_max) */
 	int own_cpu;          /* a CPU per local rank: spin without yielding at first */
 	int pure;             /* spin without yielding now (de_pace_pure_spin) */
 	int yielded;          /* this allreduce yielded the CPU */
@@ -64,6 +65,7 @@ struct ring {
 	unsigned long shared; /* involuntary switches seen around yields */
 	unsigned mss;         /* the right link's TCP MSS, 0 unknown (de_pace_send_max) */
 	int64_t spin_us;      /* the spin before a poll (SPIN_US, DISTENV_SPIN_US) */
+	uint32_t node_block;  /* ranks per aligned block on one node (de_rh_node_block) */
 	uint8_t *tmp;         /* the reduce-scatter's receive buffer, one for every allreduce */
 };
 
@@ -195,6 +197,15 @@ static int dial(struct de_check *c, uint32_t q, uint8_t purpose, const char *wha
 	return 0;
 }
 
+/* fd's TCP MSS, 0 unknown: what de_pace_send_max paces by. */
+static unsigned link_mss(int fd)
+{
+	int mss = 0;
+	socklen_t len = sizeof(mss);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) == 0 && mss > 0 ? (unsigned)mss : 0;
+}
+
 /* Recursive doubling's links (rdouble.h): the ring's own where the peer
  * is a neighbour, else one of their own, dialled by the lower rank. All
  * dials first, then the accepts, so that no two ranks wait on each
@@ -235,6 +246,8 @@ static int rd_connect(struct de_check *c, struct ring *rg, struct de_fail *f)
 			}
 		}
 	}
+	for (i = 0; i < rg->rd_n; i++)
+		rg->rd_mss[i] = link_mss(rg->rd_fd[i]);
 	return 0;
 }
 
@@ -269,13 +282,7 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 		return de_fail_set(f, DE_D_INTERNAL, "out of memory");
 	if (dial(c, right, DE_PURPOSE_RING, "ring", &rg->right_fd, f))
 		return -1;
-	{
-		int mss = 0;
-		socklen_t len = sizeof(mss);
-
-		if (getsockopt(rg->right_fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) == 0 && mss > 0)
-			rg->mss = (unsigned)mss;
-	}
+	rg->mss = link_mss(rg->right_fd);
 	fd = rg->left_fd = de_acceptor_take_left(c, deadline);
 	if (fd < 0)
 		return de_fail_set(f, DE_D_PEER_TIMEOUT,
@@ -284,9 +291,20 @@ static int ring_connect(struct de_check *c, struct de_fail *f)
 				   c->peers.peer[c->id.rank].port, c->o.timeout_s);
 	de_sock_tune(fd);
 	de_set_nonblock(fd, 1);
-	if (de_rd_used(c->id.world))
-		return rd_connect(c, rg, f);
-	return 0;
+	if (!de_rd_used(c->id.world))
+		return 0;
+	rg->node_block = 1;
+	if (c->peers.peer != NULL && c->peers.world == c->id.world) {
+		uint32_t *node = malloc(c->id.world * sizeof(*node)), q;
+
+		if (node == NULL)
+			return de_fail_set(f, DE_D_INTERNAL, "out of memory");
+		for (q = 0; q < c->id.world; q++)
+			node[q] = c->peers.peer[q].node;
+		rg->node_block = de_rh_node_block(node, c->id.world);
+		free(node);
+	}
+	return rd_connect(c, rg, f);
 }
 
 static void ring_close(struct de_check *c)
@@ -336,6 +354,7 @@ struct stream {
 	enum de_dtype t;
 	int out_fd, in_fd;  /* send to rank out, receive from rank in */
 	uint32_t out, in;
+	unsigned mss;       /* out_fd's TCP MSS, 0 unknown (de_pace_send_max) */
 };
 
 /* Reduce-scatter bytes are summed once this many have arrived (or the
@@ -398,7 +417,7 @@ static int ring_stream(struct de_check *c, const struct stream *s, struct de_fai
 		if (si == s->steps && ri == s->steps)
 			break;
 		if (si < s->steps && ready > soff) {
-			size_t most = de_pace_send_max(out->len, rg->mss, CHUNK);
+			size_t most = de_pace_send_max(out->len, s->mss, CHUNK);
 			size_t want = ready - soff > most ? most : ready - soff;
 			ssize_t k = send(s->out_fd, out->p + soff, want,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -499,7 +518,7 @@ static struct stream ring_dir(const struct de_check *c, const struct step *step,
 	const struct ring *rg = c->bstate;
 	struct stream s = { step, steps, rg->tmp, t, rg->right_fd, rg->left_fd,
 			    (c->id.rank + 1) % c->id.world,
-			    (c->id.rank + c->id.world - 1) % c->id.world };
+			    (c->id.rank + c->id.world - 1) % c->id.world, rg->mss };
 
 	return s;
 }
@@ -584,23 +603,28 @@ static int ring_allreduce(struct de_check *c, void *buf, size_t count,
 	return rc;
 }
 
-/* One exchange with rank q over the link to it: send (len bytes from
- * snd, may be NULL for none), receive (len bytes into rcv, may be NULL). */
-static int rd_swap(struct de_check *c, uint32_t q, const uint8_t *snd, uint8_t *rcv, size_t len,
-		   enum de_dtype t, struct de_fail *f)
+/* One exchange with rank q over the link to it: send snd.len bytes
+ * while receiving rcv.len (either may be 0), summed into rcv when reduce
+ * is set, else written. */
+static int link_swap(struct de_check *c, uint32_t q, struct span snd, struct span rcv, int reduce,
+		     enum de_dtype t, struct de_fail *f)
 {
 	const struct ring *rg = c->bstate;
-	struct step st = { { (uint8_t *)snd, snd ? len : 0 }, { rcv, rcv ? len : 0 }, 0, 0 };
-	struct stream s = { &st, 1, NULL, t, -1, -1, q, q };
+	struct step st = { snd, rcv, reduce, 0 };
+	struct stream s = { &st, 1, rg->tmp, t, -1, -1, q, q, 0 };
 	uint32_t i;
 
 	for (i = 0; i < rg->rd_n; i++)
-		if (rg->rd_rank[i] == q)
+		if (rg->rd_rank[i] == q) {
 			s.out_fd = s.in_fd = rg->rd_fd[i];
+			s.mss = rg->rd_mss[i];
+		}
 	if (s.out_fd < 0)
 		return de_fail_set(f, DE_D_INTERNAL, "no recursive doubling link to rank %u", q);
 	return ring_stream(c, &s, f);
 }
+
+static const struct span none = { NULL, 0 };
 
 /* Recursive doubling (rdouble.h): fold, log2(p) whole-buffer swaps, each
  * summed in (a + b == b + a, so both partners hold the same bits),
@@ -614,24 +638,63 @@ static int rd_allreduce(struct de_check *c, uint8_t *buf, size_t count, enum de_
 	size_t bytes = count * de_dtype_size(t);
 	enum de_rd_role role = de_rd_role(r, n);
 	uint32_t fold = de_rd_fold_peer(r, n);
+	struct span whole = { buf, bytes };
 
 	if (bytes > CHUNK)
 		return de_fail_set(f, DE_D_INTERNAL, "%zu bytes: too big for recursive doubling", bytes);
 	if (role == DE_RD_FOLDED)
-		return rd_swap(c, fold, buf, NULL, bytes, t, f) ||
-		       rd_swap(c, fold, NULL, buf, bytes, t, f) ? -1 : 0;
+		return link_swap(c, fold, whole, none, 0, t, f) ||
+		       link_swap(c, fold, none, whole, 0, t, f) ? -1 : 0;
 	if (role == DE_RD_FOLD_HOST) {
-		if (rd_swap(c, fold, NULL, rg->tmp, bytes, t, f))
+		if (link_swap(c, fold, none, (struct span){ rg->tmp, bytes }, 0, t, f))
 			return -1;
 		de_reduce_sum(t, buf, rg->tmp, count);
 	}
 	for (k = 0; k < steps; k++) {
-		if (rd_swap(c, de_rd_partner(r, n, k), buf, rg->tmp, bytes, t, f))
+		if (link_swap(c, de_rd_partner(r, n, k), whole, (struct span){ rg->tmp, bytes }, 0, t, f))
 			return -1;
 		de_reduce_sum(t, buf, rg->tmp, count);
 	}
 	if (role == DE_RD_FOLD_HOST)
-		return rd_swap(c, fold, buf, NULL, bytes, t, f);
+		return link_swap(c, fold, whole, none, 0, t, f);
+	return 0;
+}
+
+/* Reduce-scatter by recursive halving, allgather by recursive doubling
+ * (rdouble.h, de_rh_block): the fold and unfold move the whole buffer,
+ * summed as it arrives; step k sends the half the partner keeps while
+ * the partner's copy of ours is summed into it, then the allgather
+ * swaps what each holds, last step first. */
+static int rh_allreduce(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
+			struct de_fail *f)
+{
+	uint32_t r = c->id.rank, n = c->id.world, k, steps = de_rd_steps(n);
+	size_t esz = de_dtype_size(t);
+	struct span whole = { buf, count * esz };
+	enum de_rd_role role = de_rd_role(r, n);
+	uint32_t fold = de_rd_fold_peer(r, n);
+
+	if (role == DE_RD_FOLDED)
+		return link_swap(c, fold, whole, none, 0, t, f) ||
+		       link_swap(c, fold, none, whole, 0, t, f) ? -1 : 0;
+	if (role == DE_RD_FOLD_HOST && link_swap(c, fold, none, whole, 1, t, f))
+		return -1;
+	for (k = 0; k < 2 * steps; k++) {
+		/* Steps 0..steps-1 halve, then steps-1..0 gather back. */
+		int halving = k < steps;
+		uint32_t j = halving ? k : 2 * steps - 1 - k, q = de_rd_partner(r, n, j);
+		struct de_seg mine, theirs;
+		struct span m, o;
+
+		de_rh_block(r, n, j + 1, count, &mine);
+		de_rh_block(q, n, j + 1, count, &theirs);
+		m = (struct span){ buf + mine.off * esz, mine.len * esz };
+		o = (struct span){ buf + theirs.off * esz, theirs.len * esz };
+		if (halving ? link_swap(c, q, o, m, 1, t, f) : link_swap(c, q, m, o, 0, t, f))
+			return -1;
+	}
+	if (role == DE_RD_FOLD_HOST)
+		return link_swap(c, fold, whole, none, 0, t, f);
 	return 0;
 }
 
@@ -643,9 +706,14 @@ static int socket_allreduce(struct de_check *c, void *buf, size_t count,
 	struct ring *rg = c->bstate;
 
 	if (c->id.world > 1 && count > 0) {
+		/* The same choice on every rank: it depends on count, the world
+		 * and the rank table's nodes. */
+		enum de_algo algo = de_allreduce_algo(count * de_dtype_size(t), c->id.world,
+						       rg->node_block);
+
 		rg->yielded = 0;
-		/* The same choice on every rank: it depends on count and world. */
-		switch (de_allreduce_algo(count * de_dtype_size(t), c->id.world)) {
+		switch (algo) {
+		case DE_ALGO_RHALVING: rc = rh_allreduce(c, buf, count, t, f); break;
 		case DE_ALGO_RDOUBLE: rc = rd_allreduce(c, buf, count, t, f); break;
 		case DE_ALGO_ALLGATHER: rc = small_allreduce(c, buf, count, t, f); break;
 		case DE_ALGO_RING: rc = ring_allreduce(c, buf, count, t, f); break;

@@ -38,12 +38,18 @@ int de_rd_used(uint32_t world)
 	       (world > DE_ALLGATHER_MAX_WORLD || de_rd_hops(world) < world - 1);
 }
 
-enum de_algo de_allreduce_algo(size_t bytes, uint32_t world)
+enum de_algo de_allreduce_algo(size_t bytes, uint32_t world, uint32_t node_block)
 {
 	if (world < 2)
 		return DE_ALGO_RING;
-	if (de_rd_used(world))
-		return bytes <= DE_RD_MAX_BYTES ? DE_ALGO_RDOUBLE : DE_ALGO_RING;
+	if (de_rd_used(world)) {
+		size_t rh_max = node_block >= 4 ? DE_RH_MAX_BYTES_4 :
+				node_block >= 2 ? DE_RH_MAX_BYTES_2 : 0;
+
+		if (bytes <= DE_RD_MAX_BYTES)
+			return DE_ALGO_RDOUBLE;
+		return de_rd_pof2(world) == world && bytes <= rh_max ? DE_ALGO_RHALVING : DE_ALGO_RING;
+	}
 	if (world <= DE_ALLGATHER_MAX_WORLD && bytes <= DE_SMALL_MAX_BYTES)
 		return DE_ALGO_ALLGATHER;
 	return DE_ALGO_RING;
@@ -72,15 +78,22 @@ uint32_t de_rd_fold_peer(uint32_t r, uint32_t n)
 	return r;
 }
 
+/* Active (not FOLDED) rank r's number among the p active ranks. */
+static uint32_t active(uint32_t r, uint32_t n)
+{
+	uint32_t e = extra(n);
+
+	return r < 2 * e ? r / 2 : r - e;
+}
+
 uint32_t de_rd_partner(uint32_t r, uint32_t n, uint32_t k)
 {
-	uint32_t e = extra(n), v, w;
+	uint32_t e = extra(n), w;
 
 	if (r >= n || k >= de_rd_steps(n) || de_rd_role(r, n) == DE_RD_FOLDED)
 		return r;
 	/* Active ranks renumbered 0..p-1, then back. */
-	v = r < 2 * e ? r / 2 : r - e;
-	w = v ^ (UINT32_C(1) << k);
+	w = active(r, n) ^ (UINT32_C(1) << k);
 	return w < e ? 2 * w + 1 : w + e;
 }
 
@@ -120,4 +133,47 @@ uint32_t de_rd_peers(uint32_t r, uint32_t n, uint32_t *out, uint32_t max)
 			out[got++] = q;
 	}
 	return got;
+}
+
+void de_rh_block(uint32_t r, uint32_t n, uint32_t k, size_t count, struct de_seg *out)
+{
+	uint32_t v, j;
+
+	out->off = 0;
+	out->len = r < n && de_rd_role(r, n) != DE_RD_FOLDED ? count : 0;
+	if (out->len == 0)
+		return;
+	v = active(r, n);
+	for (j = 0; j < k && j < de_rd_steps(n); j++) {
+		size_t half = out->len / 2;
+
+		if (v >> j & 1) {
+			out->off += half;
+			out->len -= half;
+		} else {
+			out->len = half;
+		}
+	}
+}
+
+uint32_t de_rh_node_block(const uint32_t *node, uint32_t n)
+{
+	uint32_t k = 1, r;
+
+	if (node == NULL || n < 2)
+		return 1;
+	for (r = 1; r < n && node[r] == node[0]; r++)
+		;
+	if (r == n)
+		return n >= 4 ? 2 : 1;
+	for (;;) {
+		uint32_t next = 2 * k;
+		int same = n % next == 0;
+
+		for (r = 0; same && r < n; r++)
+			same = node[r] == node[r - r % next];
+		if (!same)
+			return k;
+		k = next;
+	}
 }

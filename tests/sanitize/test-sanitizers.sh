@@ -5,7 +5,7 @@
 # tree as `make distdir` ships it, configured with --enable-sanitizers
 # --without-cuda (no SPANK plugin there: slurmstepd has no ASan runtime).
 # Runs every unit test program, then distenv-check multi-rank on loopback
-# (2 and 4 ranks, each dtype, odd and large counts, --json, --bench, garbage
+# (2, 4 and 8 ranks, each dtype, odd and large counts, --json, --bench, garbage
 # on the rendezvous port, a missing rank, a rank with the wrong secret, a
 # rank of another job) and fails on any sanitizer report, leaks included.
 # Then distenv-check of the normal build under valgrind, which sees what
@@ -188,6 +188,7 @@ pass c2c 2 --count=262147 --dtype=float64 --json
 pass c4a 4 --count=7 --dtype=int32
 pass c4b 4 --count=262147 --dtype=float64
 pass c4c 4 --count=100003 --dtype=int64 --quiet
+pass c8 8 --count=200003 --dtype=float32
 pass b2 2 --bench --sizes=8:64K --iters=3 --warmup=1
 pass b4 4 --bench --sizes=8:1M --iters=2 --warmup=1 --dtype=int32
 tap_like "$(cat "$tmp/b4.0")" $'(^|\n) +1048576 +262144 +int32 +sum +-1 ' "4-rank bench table has its 1 MiB row"
@@ -288,18 +289,24 @@ elif [ ! -x "$NCHECK" ] || grep -qa __asan_init "$NCHECK"; then
 	tap_skip "distenv-check under valgrind" "no build without sanitizers at $NCHECK"
 else
 	vg=(valgrind -q --error-exitcode=99 --leak-check=full '--errors-for-leak-kinds=definite,indirect')
-	pick_port
-	for r in 1 0; do
-		MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT WORLD_SIZE=2 RANK=$r \
-			timeout 120 "${vg[@]}" "$NCHECK" --timeout=60 --count=1000 >"$tmp/vg.$r" 2>&1 &
-		pids+=($!)
+	# 2 ranks: the allgather; 4 ranks, 280 KB: recursive halving on one node.
+	for spec in 2:1000 4:70001; do
+		n=${spec%%:*}
+		rm -f "$tmp"/vg.*
+		pick_port
+		for ((r = n - 1; r >= 0; r--)); do
+			MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT WORLD_SIZE=$n RANK=$r \
+				timeout 120 "${vg[@]}" "$NCHECK" --timeout=90 --count="${spec#*:}" >"$tmp/vg.$r" 2>&1 &
+			pids+=($!)
+		done
+		wait_ranks
+		errs=$(grep -h '^==[0-9]*==' "$tmp"/vg.* | head -60)
+		zeros=$(printf '0 %.0s' $(seq "$n"))
+		if [ "$RCS" = "${zeros% }" ] && [ -z "$errs" ] && grep -q '^distenv-check: PASS' "$tmp/vg.0"; then
+			tap_ok "$n ranks of distenv-check under valgrind (--count=${spec#*:}): PASS, no error, no leak"
+		else
+			tap_fail "$n ranks of distenv-check under valgrind (--count=${spec#*:}, exits: $RCS)" "${errs:-$(cat "$tmp"/vg.*)}"
+		fi
 	done
-	wait_ranks
-	errs=$(grep -h '^==[0-9]*==' "$tmp"/vg.* | head -60)
-	if [ "$RCS" = "0 0" ] && [ -z "$errs" ]; then
-		tap_ok "2 ranks of distenv-check under valgrind: no error, no leak"
-	else
-		tap_fail "2 ranks of distenv-check under valgrind (exits: $RCS)" "${errs:-$(cat "$tmp"/vg.*)}"
-	fi
 fi
 tap_done
