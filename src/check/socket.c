@@ -626,59 +626,73 @@ static int link_swap(struct de_check *c, uint32_t q, struct span snd, struct spa
 
 static const struct span none = { NULL, 0 };
 
-/* Recursive doubling (rdouble.h): fold, log2(p) whole-buffer swaps, each
- * summed in (a + b == b + a, so both partners hold the same bits),
- * unfold. The swaps receive into the ring's CHUNK buffer: small buffers
- * only (DE_SMALL_MAX_BYTES). */
-static int rd_allreduce(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
-			struct de_fail *f)
-{
-	const struct ring *rg = c->bstate;
-	uint32_t r = c->id.rank, n = c->id.world, k, steps = de_rd_steps(n);
-	size_t bytes = count * de_dtype_size(t);
-	enum de_rd_role role = de_rd_role(r, n);
-	uint32_t fold = de_rd_fold_peer(r, n);
-	struct span whole = { buf, bytes };
+/* The fold around recursive doubling's and halving's power-of-two part
+ * (rdouble.h): a FOLDED rank sends its buffer to its fold peer and takes
+ * the result back; a FOLD_HOST sums that buffer in as it arrives, runs
+ * core with the other active ranks, then sends the result back; a PLAIN
+ * rank runs core. */
+typedef int (*rd_core)(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
+		       struct de_fail *f);
 
-	if (bytes > CHUNK)
-		return de_fail_set(f, DE_D_INTERNAL, "%zu bytes: too big for recursive doubling", bytes);
-	if (role == DE_RD_FOLDED)
-		return link_swap(c, fold, whole, none, 0, t, f) ||
-		       link_swap(c, fold, none, whole, 0, t, f) ? -1 : 0;
-	if (role == DE_RD_FOLD_HOST) {
-		if (link_swap(c, fold, none, (struct span){ rg->tmp, bytes }, 0, t, f))
-			return -1;
-		de_reduce_sum(t, buf, rg->tmp, count);
-	}
-	for (k = 0; k < steps; k++) {
-		if (link_swap(c, de_rd_partner(r, n, k), whole, (struct span){ rg->tmp, bytes }, 0, t, f))
-			return -1;
-		de_reduce_sum(t, buf, rg->tmp, count);
-	}
-	if (role == DE_RD_FOLD_HOST)
-		return link_swap(c, fold, whole, none, 0, t, f);
-	return 0;
-}
-
-/* Reduce-scatter by recursive halving, allgather by recursive doubling
- * (rdouble.h, de_rh_block): the fold and unfold move the whole buffer,
- * summed as it arrives; step k sends the half the partner keeps while
- * the partner's copy of ours is summed into it, then the allgather
- * swaps what each holds, last step first. */
-static int rh_allreduce(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
-			struct de_fail *f)
+static int with_fold(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
+		     rd_core core, struct de_fail *f)
 {
-	uint32_t r = c->id.rank, n = c->id.world, k, steps = de_rd_steps(n);
-	size_t esz = de_dtype_size(t);
-	struct span whole = { buf, count * esz };
+	uint32_t r = c->id.rank, n = c->id.world, fold = de_rd_fold_peer(r, n);
 	enum de_rd_role role = de_rd_role(r, n);
-	uint32_t fold = de_rd_fold_peer(r, n);
+	struct span whole = { buf, count * de_dtype_size(t) };
 
 	if (role == DE_RD_FOLDED)
 		return link_swap(c, fold, whole, none, 0, t, f) ||
 		       link_swap(c, fold, none, whole, 0, t, f) ? -1 : 0;
 	if (role == DE_RD_FOLD_HOST && link_swap(c, fold, none, whole, 1, t, f))
 		return -1;
+	if (core(c, buf, count, t, f))
+		return -1;
+	if (role == DE_RD_FOLD_HOST)
+		return link_swap(c, fold, whole, none, 0, t, f);
+	return 0;
+}
+
+/* Recursive doubling's log2(p) whole-buffer swaps, each summed in
+ * (a + b == b + a, so both partners hold the same bits). The swaps
+ * receive into the ring's CHUNK buffer: small buffers only
+ * (DE_RD_MAX_BYTES). */
+static int rd_steps(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
+		    struct de_fail *f)
+{
+	const struct ring *rg = c->bstate;
+	uint32_t r = c->id.rank, n = c->id.world, k;
+	size_t bytes = count * de_dtype_size(t);
+
+	for (k = 0; k < de_rd_steps(n); k++) {
+		if (link_swap(c, de_rd_partner(r, n, k), (struct span){ buf, bytes },
+			      (struct span){ rg->tmp, bytes }, 0, t, f))
+			return -1;
+		de_reduce_sum(t, buf, rg->tmp, count);
+	}
+	return 0;
+}
+
+static int rd_allreduce(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
+			struct de_fail *f)
+{
+	size_t bytes = count * de_dtype_size(t);
+
+	if (bytes > CHUNK)
+		return de_fail_set(f, DE_D_INTERNAL, "%zu bytes: too big for recursive doubling", bytes);
+	return with_fold(c, buf, count, t, rd_steps, f);
+}
+
+/* Reduce-scatter by recursive halving, allgather by recursive doubling
+ * (rdouble.h, de_rh_block): step k sends the half the partner keeps
+ * while the partner's copy of ours is summed into it, then the allgather
+ * swaps what each holds, last step first. */
+static int rh_steps(struct de_check *c, uint8_t *buf, size_t count, enum de_dtype t,
+		    struct de_fail *f)
+{
+	uint32_t r = c->id.rank, n = c->id.world, k, steps = de_rd_steps(n);
+	size_t esz = de_dtype_size(t);
+
 	for (k = 0; k < 2 * steps; k++) {
 		/* Steps 0..steps-1 halve, then steps-1..0 gather back. */
 		int halving = k < steps;
@@ -693,8 +707,6 @@ static int rh_allreduce(struct de_check *c, uint8_t *buf, size_t count, enum de_
 		if (halving ? link_swap(c, q, o, m, 1, t, f) : link_swap(c, q, m, o, 0, t, f))
 			return -1;
 	}
-	if (role == DE_RD_FOLD_HOST)
-		return link_swap(c, fold, whole, none, 0, t, f);
 	return 0;
 }
 
@@ -713,7 +725,7 @@ static int socket_allreduce(struct de_check *c, void *buf, size_t count,
 
 		rg->yielded = 0;
 		switch (algo) {
-		case DE_ALGO_RHALVING: rc = rh_allreduce(c, buf, count, t, f); break;
+		case DE_ALGO_RHALVING: rc = with_fold(c, buf, count, t, rh_steps, f); break;
 		case DE_ALGO_RDOUBLE: rc = rd_allreduce(c, buf, count, t, f); break;
 		case DE_ALGO_ALLGATHER: rc = small_allreduce(c, buf, count, t, f); break;
 		case DE_ALGO_RING: rc = ring_allreduce(c, buf, count, t, f); break;

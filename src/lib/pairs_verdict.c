@@ -393,9 +393,12 @@ size_t de_pairs_nccl_blame(uint32_t n, const struct de_pair_result *pairs, uint3
 
 		/* x's own n-1 pairs, by index: the whole sweep stays O(pairs). */
 		for (y = 0; y < n; y++) {
-			const struct de_pair_result *p = y == x ? NULL : &pairs[de_pair_index(n, x, y)];
+			const struct de_pair_result *p;
 
-			if (p != NULL && p->nccl != DE_PAIR_NCCL_NONE) {
+			if (y == x)
+				continue;
+			p = &pairs[de_pair_index(n, x, y)];
+			if (p->nccl != DE_PAIR_NCCL_NONE) {
 				meas++;
 				bad += p->nccl == DE_PAIR_NCCL_FAIL;
 			}
