@@ -82,16 +82,17 @@ exec unshare --net --uts --mount --propagation private sh -c '
 	ip link set data0p up
 	# The kernel marks a new link running a moment later (linkwatch, up
 	# to a second on a busy machine): wait for it, or the check would
-	# see no carrier yet. SETUPs that add a link call it too.
-	wait_up() {
+	# see no carrier yet; a link whose peer goes down loses it as late.
+	# SETUPs that add a link or take a peer down call it too.
+	wait_state() {
 		i=0
-		until ip -o link show "$1" | grep -q "state UP"; do
+		until ip -o link show "$1" | grep -q "state $2"; do
 			i=$((i + 1))
 			[ "$i" -lt 100 ] || break
 			sleep 0.05
 		done
 	}
-	wait_up data0
+	wait_state data0 UP
 	hostname nodeT
 	mount --bind "$0/hosts-$1" /etc/hosts
 	mount --bind "$0/nsswitch.conf" /etc/nsswitch.conf
@@ -144,13 +145,13 @@ one_line "$(node ok : SLURMD_NODENAME=)" $'^rc=2\ndistenv-check: node nodeT: FAI
 
 one_line "$(node ok 'ip link set data0 down')" "${P}data-interface: the data interface data0 \\(holds 10\\.99\\.0\\.5\\) is down -- " \
 	"data0 down: data-interface, exit 1"
-one_line "$(node ok 'ip link set data0p down')" "${P}data-interface: the data interface data0 \\(holds 10\\.99\\.0\\.5\\) is up but has no carrier \\(the link is down\\) -- " \
+one_line "$(node ok 'ip link set data0p down; wait_state data0 LOWERLAYERDOWN')" "${P}data-interface: the data interface data0 \\(holds 10\\.99\\.0\\.5\\) is up but has no carrier \\(the link is down\\) -- " \
 	"data0 up without a carrier (its peer down): data-interface, exit 1"
 one_line "$(node ok : DISTENV_SOCKET_IFNAME=ib0)" "${P}data-interface: DISTENV_SOCKET_IFNAME=\"ib0\": no up interface with an IPv4 address matches \"ib0\" " \
 	"DISTENV_SOCKET_IFNAME=ib0, not here: data-interface, exit 1"
 one_line "$(node ok : DISTENV_SOCKET_IFNAME==lo)" "${P}data-interface: the data interface lo \\(DISTENV_SOCKET_IFNAME==lo\\) is loopback -- " \
 	"DISTENV_SOCKET_IFNAME==lo: data-interface (loopback), exit 1"
-one_line "$(node ok 'ip link add data1 type veth peer name data1p; ip addr add 10.98.0.5/24 dev data1; ip link set data1 up; ip link set data1p up; wait_up data1' NCCL_SOCKET_IFNAME=data1)" \
+one_line "$(node ok 'ip link add data1 type veth peer name data1p; ip addr add 10.98.0.5/24 dev data1; ip link set data1 up; ip link set data1p up; wait_state data1 UP' NCCL_SOCKET_IFNAME=data1)" \
 	$'^rc=0\ndistenv-check: node nodeT: OK: nodeT is 10\\.99\\.0\\.5; data interface data1 up, MTU [0-9]+ \\(NCCL_SOCKET_IFNAME=data1\\); the name\'s address is on data0; MASTER_PORT' \
 	"NCCL_SOCKET_IFNAME=data1: data1 is the data interface, the line says the name is on data0"
 one_line "$(node ok : DISTENV_SOCKET_IFNAME=)" $'^rc=2\ndistenv-check: node nodeT: FAIL environment: DISTENV_SOCKET_IFNAME is empty' \
